@@ -1,0 +1,5 @@
+import sys
+
+from devflow.cli import main
+
+sys.exit(main())
