@@ -1,0 +1,55 @@
+"""Train a tiny causal language model: the mask, position ids and loss weights stay on the cpu.
+
+The token batch is moved to the model's device, but three tensors built next to it are not:
+the padding mask (`torch.zeros` without device=), the position ids (`torch.arange`), and the
+class weights given to `CrossEntropyLoss(weight=...)`. Each meets a cuda tensor in the
+training step and fails with "Expected all tensors to be on the same device".
+"""
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+VOCAB, DIM, SEQ = 256, 64, 32
+
+
+class TinyLM(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, DIM)
+        self.pos = nn.Embedding(SEQ, DIM)
+        layer = nn.TransformerEncoderLayer(DIM, nhead=4, dim_feedforward=4 * DIM, batch_first=True)
+        self.blocks = nn.TransformerEncoder(layer, num_layers=2)
+        self.lm_head = nn.Linear(DIM, VOCAB)
+
+    def forward(self, input_ids, position_ids, padding_mask):
+        h = self.tok(input_ids) + self.pos(position_ids)
+        return self.lm_head(self.blocks(h, src_key_padding_mask=padding_mask))
+
+
+def main():
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = TinyLM().to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
+
+    # Rare tokens get a larger weight in the loss.
+    token_weights = torch.ones(VOCAB)
+    token_weights[128:] = 2.0
+    criterion = nn.CrossEntropyLoss(weight=token_weights)
+
+    data = TensorDataset(torch.randint(0, VOCAB, (128, SEQ + 1)))
+    loader = DataLoader(data, batch_size=16, shuffle=True)
+    for step, (tokens,) in enumerate(loader):
+        tokens = tokens.to(device)
+        input_ids, targets = tokens[:, :-1], tokens[:, 1:]
+        position_ids = torch.arange(SEQ).unsqueeze(0).expand(input_ids.shape[0], -1)
+        padding_mask = torch.zeros(input_ids.shape, dtype=torch.bool)
+        logits = model(input_ids, position_ids, padding_mask)
+        loss = criterion(logits.reshape(-1, VOCAB), targets.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        print(f"step {step}: loss {loss.item():.3f}")
+
+
+if __name__ == "__main__":
+    main()
