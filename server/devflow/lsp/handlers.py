@@ -1,0 +1,191 @@
+"""The LSP messages the server answers, each a thin call into the module that does the work."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from devflow.lsp import code_actions, hints, logs, workspace_check
+from devflow.lsp.settings import from_client
+
+log = logging.getLogger("devflow.lsp")
+
+
+def register(server) -> None:  # noqa: C901  (one small closure per message)
+    from devflow.lsp.server import CHECK_FILE, CHECK_WORKSPACE, DevflowServer
+
+    ls: DevflowServer = server
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    @ls.feature(types.INITIALIZE)
+    def initialize(params: types.InitializeParams) -> None:
+        logs.install(ls, asyncio.get_running_loop(), ls.cli_settings.log_level)
+        opts = params.initialization_options
+        if isinstance(opts, dict) and isinstance(opts.get("settings"), dict):
+            ls.settings = from_client(opts, ls.cli_settings)
+            ls.settings_from_init = True
+        ls.pull_mode = ls.supports("text_document.diagnostic")
+        if not ls.pull_mode:  # advertise pull diagnostics only to clients that pull
+            ls.protocol.fm.features.pop(types.TEXT_DOCUMENT_DIAGNOSTIC, None)
+        client = params.client_info.name if params.client_info else "unknown client"
+        log.info("devflow %s: serving %s (%s positions, %s diagnostics)", ls.version, client,
+                 ls.encoding, "pull" if ls.pull_mode else "push")
+
+    @ls.feature(types.INITIALIZED)
+    async def initialized(params: types.InitializedParams) -> None:
+        if ls.supports("workspace.did_change_watched_files.dynamic_registration"):
+            try:
+                await ls.client_register_capability_async(types.RegistrationParams(registrations=[
+                    types.Registration(
+                        id="devflow-pyproject-watcher",
+                        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
+                            types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                        ]),
+                    )
+                ]))
+            except Exception as e:
+                log.info("devflow: could not watch pyproject.toml files (%s); reload by saving settings", e)
+        if not ls.settings_from_init:
+            await pull_configuration()
+
+    async def pull_configuration() -> None:
+        if not ls.supports("workspace.configuration"):
+            return
+        try:
+            result = await ls.workspace_configuration_async(
+                types.ConfigurationParams(items=[types.ConfigurationItem(section="devflow")]))
+        except Exception as e:
+            log.info("devflow: workspace/configuration failed: %s", e)
+            return
+        if result and isinstance(result[0], dict):
+            ls.settings_changed(from_client(result[0], ls.cli_settings))
+
+    @ls.feature(types.SHUTDOWN)
+    def shutdown(params) -> None:
+        ls.executor.shutdown(wait=False, cancel_futures=True)
+
+    # -- text documents -------------------------------------------------------------------------
+    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        if ls.is_python_document(params.text_document.uri):
+            ls.on_edit(params.text_document.uri, "open")
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        if ls.is_python_document(params.text_document.uri):
+            ls.on_edit(params.text_document.uri, "change")
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if unquote(uri).endswith("pyproject.toml"):
+            config_files_changed()
+        elif ls.is_python_document(uri):
+            ls.on_edit(uri, "save")
+
+    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.scheduler.forget(uri)
+        if not ls.pull_mode:
+            ls.clear(uri)
+
+    # -- notebooks ------------------------------------------------------------------------------
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
+    def nb_open(params: types.DidOpenNotebookDocumentParams) -> None:
+        ls.on_edit(params.notebook_document.uri, "open")
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CHANGE)
+    def nb_change(params: types.DidChangeNotebookDocumentParams) -> None:
+        structure = params.change.cells.structure if params.change.cells else None
+        if structure and structure.did_close and not ls.pull_mode:
+            for cell in structure.did_close:  # removed cells: clear what they showed
+                ls.clear(cell.uri)
+        ls.on_edit(params.notebook_document.uri, "change")
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_SAVE)
+    def nb_save(params: types.DidSaveNotebookDocumentParams) -> None:
+        ls.on_edit(params.notebook_document.uri, "save")
+
+    @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
+    def nb_close(params: types.DidCloseNotebookDocumentParams) -> None:
+        ls.scheduler.forget(params.notebook_document.uri)
+        if not ls.pull_mode:
+            for cell in params.cell_text_documents:
+                ls.clear(cell.uri)
+
+    # -- pull diagnostics -----------------------------------------------------------------------
+    @ls.feature(types.TEXT_DOCUMENT_DIAGNOSTIC, types.DiagnosticOptions(
+        identifier="devflow", inter_file_dependencies=False, workspace_diagnostics=False))
+    async def pull(params: types.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        result = await ls.scheduler.latest(ls.target_of(uri))
+        if result is None:
+            return types.RelatedFullDocumentDiagnosticReport(items=[])
+        result_id = f"{result.snapshot.version}:{result.settings_generation}:{id(result)}"
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        items = ls.lsp_diagnostics(result).get(uri, [])
+        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    # -- code actions, hover, inlay hints -------------------------------------------------------
+    @ls.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, code_actions.FIX_ALL], resolve_provider=False))
+    async def code_action(params: types.CodeActionParams):
+        result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
+        if result is None or not ls.settings.enable:
+            return None
+        return code_actions.code_actions(result, params, ls.encoding, ls.supports("workspace.workspace_edit.document_changes")) or None
+
+    @ls.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(params: types.HoverParams):
+        result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
+        if result is None or not ls.settings.enable:
+            return None
+        formats = getattr(getattr(ls.client_capabilities.text_document, "hover", None), "content_format", None) or []
+        markdown = not formats or types.MarkupKind.Markdown in formats
+        return hints.hover(result, params.text_document.uri, params.position, ls.encoding, markdown)
+
+    @ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
+    async def inlay_hint(params: types.InlayHintParams):
+        if not ls.settings.inlay_hints or not ls.settings.enable:
+            return []
+        result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
+        if result is None:
+            return []
+        return hints.inlay_hints(result, params.text_document.uri, params.range, ls.encoding)
+
+    # -- configuration --------------------------------------------------------------------------
+    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
+        raw = params.settings
+        if isinstance(raw, dict) and isinstance(raw.get("devflow"), dict):
+            ls.settings_changed(from_client(raw["devflow"], ls.cli_settings))
+        else:
+            await pull_configuration()
+
+    def config_files_changed() -> None:
+        log.info("devflow: pyproject.toml changed; reloading [tool.devflow]")
+        ls.configs.clear()
+        ls.refresh_all()
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
+        if any(unquote(c.uri).endswith("pyproject.toml") for c in params.changes):
+            config_files_changed()
+
+    # -- commands -------------------------------------------------------------------------------
+    @ls.command(CHECK_WORKSPACE)
+    async def check_workspace(*args):
+        return await workspace_check.check_workspace(ls, workspace_check.uris_from_args(args))
+
+    @ls.command(CHECK_FILE)
+    async def check_file(*args):
+        uris = workspace_check.uris_from_args(args)
+        if not uris:
+            raise ValueError("devflow.checkFile needs a document URI")
+        return {"diagnostics": await workspace_check.check_one(ls, uris[0])}

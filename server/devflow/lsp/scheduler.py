@@ -1,0 +1,138 @@
+"""Debounced, versioned analysis off the event loop.
+
+Each target (a document or a notebook) has at most one analysis running on the worker pool. An
+edit during a run marks the target for one more run with the newest text; a result whose
+version (or settings generation) is no longer current is dropped, never published.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+from devflow.lsp.analysis import Analysis
+from devflow.lsp.documents import Snapshot
+
+log = logging.getLogger("devflow.lsp")
+CLOSED = object()  # version_of() for a target that is no longer open
+
+
+@dataclass
+class _State:
+    timer: asyncio.TimerHandle | None = None
+    running: asyncio.Future | None = None
+    rerun: bool = False
+    cache: Analysis | None = None
+
+
+class Scheduler:
+    def __init__(
+        self,
+        executor: Executor,
+        snapshot_of: Callable[[str], Snapshot | None],
+        version_of: Callable[[str], object],
+        run: Callable[[Snapshot, int], Analysis],
+        on_result: Callable[[Analysis], None],
+    ) -> None:
+        self._executor = executor
+        self._snapshot_of = snapshot_of
+        self._version_of = version_of
+        self._run = run
+        self._on_result = on_result
+        self._states: dict[str, _State] = {}
+        self.generation = 0  # bumped when settings or config change: older results are stale
+
+    def _state(self, target: str) -> _State:
+        return self._states.setdefault(target, _State())
+
+    def cached(self, target: str) -> Analysis | None:
+        st = self._states.get(target)
+        if st and st.cache and self._is_current(st.cache):
+            return st.cache
+        return None
+
+    def _is_current(self, analysis: Analysis) -> bool:
+        return (
+            analysis.settings_generation == self.generation
+            and self._version_of(analysis.snapshot.uri) == analysis.snapshot.version
+        )
+
+    def schedule(self, target: str, delay_s: float) -> None:
+        """Analyse `target` after `delay_s` seconds without a newer call for it (the debounce)."""
+        st = self._state(target)
+        if st.timer:
+            st.timer.cancel()
+        loop = asyncio.get_running_loop()
+        if delay_s <= 0:
+            st.timer = None
+            self._start(target)
+        else:
+            st.timer = loop.call_later(delay_s, self._start, target)
+
+    def invalidate(self) -> None:
+        self.generation += 1
+
+    def forget(self, target: str) -> None:
+        st = self._states.pop(target, None)
+        if st and st.timer:
+            st.timer.cancel()
+
+    def _start(self, target: str) -> None:
+        st = self._state(target)
+        st.timer = None
+        if st.running is not None:
+            st.rerun = True  # picked up when the current run ends; its result will be stale
+            return
+        snapshot = self._snapshot_of(target)
+        if snapshot is None:
+            self._states.pop(target, None)
+            return
+        loop = asyncio.get_running_loop()
+        st.running = loop.run_in_executor(self._executor, self._run, snapshot, self.generation)
+        st.running.add_done_callback(lambda fut: self._done(target, st, fut))
+
+    def _done(self, target: str, st: _State, fut: asyncio.Future) -> None:
+        st.running = None
+        try:
+            analysis = fut.result()
+        except BaseException as e:  # run() never raises; a cancelled pool at shutdown might
+            log.debug("devflow: analysis of %s did not finish: %r", target, e)
+            return
+        if self._is_current(analysis):
+            st.cache = analysis
+            try:
+                self._on_result(analysis)
+            except Exception:
+                log.exception("devflow: publishing diagnostics for %s failed", target)
+        else:
+            log.debug("devflow: dropped a superseded result for %s (version %s)", target, analysis.snapshot.version)
+        if st.rerun and self._states.get(target) is st:
+            st.rerun = False
+            self._start(target)
+
+    async def latest(self, target: str) -> Analysis | None:
+        """The analysis of the current text of `target`, computed now if needed (pull
+        diagnostics, code actions, hover). None if the target is not open."""
+        for _ in range(20):
+            if self._version_of(target) is CLOSED:
+                return None
+            st = self._state(target)
+            if st.cache and self._is_current(st.cache):
+                return st.cache
+            if st.timer:
+                st.timer.cancel()
+                st.timer = None
+            if st.running is None:
+                self._start(target)
+            running = st.running
+            if running is None:
+                return None
+            try:
+                await asyncio.shield(running)
+            except Exception:
+                pass
+            await asyncio.sleep(0)  # let _done run first
+        return st.cache

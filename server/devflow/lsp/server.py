@@ -1,0 +1,196 @@
+"""`devflow serve`: the language server. This module wires LSP messages to the small modules
+that do the work (documents, scheduler, diagnostics, code_actions, hints, workspace_check)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from devflow.lsp import analysis, code_actions, diagnostics, hints, logs, settings as settings_mod
+from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
+from devflow.lsp.project_config import ConfigCache
+from devflow.lsp.scheduler import CLOSED, Scheduler
+from devflow.lsp.settings import Settings
+
+log = logging.getLogger("devflow.lsp")
+VERSION = "0.1.0"
+PYTHON_LANGUAGES = {"python", None, ""}
+CHECK_WORKSPACE = "devflow.checkWorkspace"
+CHECK_FILE = "devflow.checkFile"
+
+
+class DevflowServer(LanguageServer):
+    def __init__(self, cli_settings: Settings) -> None:
+        super().__init__(
+            "devflow",
+            VERSION,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=types.NotebookDocumentSyncOptions(
+                notebook_selector=[types.NotebookDocumentFilterWithCells(
+                    cells=[types.NotebookCellLanguage(language="python")], notebook="*")],
+                save=True,
+            ),
+        )
+        self.cli_settings = cli_settings
+        self.settings = cli_settings
+        self.configs = ConfigCache()
+        self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="devflow-analysis")
+        self.scheduler = Scheduler(self.executor, self.snapshot_of, self.version_of, self._run, self.publish)
+        self.pull_mode = False
+        self.settings_from_init = False
+        self.pushed: set[str] = set()  # documents we published non-empty diagnostics to
+        self._reported_rule_errors: set[tuple[str, str]] = set()
+
+    # -- capabilities -------------------------------------------------------------------------
+    @property
+    def encoding(self) -> str:
+        enc = self.workspace.position_encoding
+        return getattr(enc, "value", enc) or "utf-16"
+
+    def supports(self, path: str) -> bool:
+        """Whether the client has the capability at dotted `path` (snake_case attributes)."""
+        node = self.client_capabilities
+        for part in path.split("."):
+            node = getattr(node, part, None)
+            if node is None:
+                return False
+        return bool(node)
+
+    # -- documents and targets ----------------------------------------------------------------
+    def target_of(self, uri: str) -> str:
+        """The analysis target of a document: the notebook holding a cell, else the document."""
+        nb = self.workspace.get_notebook_document(cell_uri=uri)
+        return nb.uri if nb is not None else uri
+
+    def is_python_document(self, uri: str) -> bool:
+        doc = self.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            return False
+        lang = doc.language_id
+        return lang == "python" or (not lang and uri.endswith((".py", ".pyi")))
+
+    def snapshot_of(self, target: str) -> Snapshot | None:
+        ws = self.workspace
+        nb = ws.notebook_documents.get(unquote(target))
+        if nb is not None:
+            texts, versions = {}, {}
+            for cell in nb.cells:
+                doc = ws.text_documents.get(unquote(cell.document))
+                if doc is not None and doc.language_id in PYTHON_LANGUAGES:
+                    texts[cell.document] = doc.source
+                    versions[cell.document] = doc.version
+            return notebook_snapshot(nb, texts, versions)
+        doc = ws.text_documents.get(unquote(target))
+        if doc is None or not self.is_python_document(target):
+            return None
+        return text_snapshot(doc.uri, doc.version, doc.source)
+
+    def version_of(self, target: str):
+        ws = self.workspace
+        nb = ws.notebook_documents.get(unquote(target))
+        if nb is not None:
+            return nb.version
+        doc = ws.text_documents.get(unquote(target))
+        return doc.version if doc is not None else CLOSED
+
+    def open_targets(self) -> list[str]:
+        ws = self.workspace
+        cells = {unquote(c.document) for nb in ws.notebook_documents.values() for c in nb.cells}
+        texts = [d.uri for key, d in ws.text_documents.items() if key not in cells and self.is_python_document(d.uri)]
+        return texts + [nb.uri for nb in ws.notebook_documents.values()]
+
+    # -- analysis -----------------------------------------------------------------------------
+    def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
+        result = analysis.run(snapshot, self.settings, self.configs, generation)
+        for err in result.result.rule_errors:
+            if (snapshot.uri, err) not in self._reported_rule_errors:
+                self._reported_rule_errors.add((snapshot.uri, err))
+                log.warning("devflow: a rule failed on %s and was skipped: %s", snapshot.uri, err)
+        if result.result.error:
+            log.info("devflow: %s: %s", snapshot.uri, result.result.error)
+        log.debug("devflow: analysed %s v%s in %.1f ms", snapshot.uri, snapshot.version, result.seconds * 1000)
+        return result
+
+    def lsp_diagnostics(self, result: analysis.Analysis) -> dict[str, list[types.Diagnostic]]:
+        return diagnostics.to_lsp(result, self.settings, self.encoding)
+
+    def publish(self, result: analysis.Analysis, force: bool = False) -> int:
+        """Push the diagnostics of a current analysis (in pull mode only with `force`: files
+        that are not open). Returns how many were published."""
+        if self.pull_mode and not force:
+            return sum(len(v) for v in self.lsp_diagnostics(result).values())
+        by_uri = self.lsp_diagnostics(result)
+        for uri, items in by_uri.items():
+            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=items, version=result.snapshot.version_of(uri)))
+            (self.pushed.add if items else self.pushed.discard)(uri)
+        return diagnostics.count(by_uri)
+
+    def clear(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        self.pushed.discard(uri)
+
+    def on_edit(self, uri: str, kind: str) -> None:
+        """Schedule an analysis after an open / change / save of a document."""
+        target = self.target_of(uri)
+        if self.pull_mode:
+            if kind == "open" and uri in self.pushed:
+                self.clear(uri)  # pulled diagnostics replace what checkWorkspace pushed
+            return
+        if kind == "change" and not self.settings.lint_on_change:
+            return
+        delay = self.settings.debounce_ms / 1000 if kind == "change" else 0
+        self.scheduler.schedule(target, delay)
+
+    def settings_changed(self, new: Settings) -> None:
+        old, self.settings = self.settings, new
+        if old.log_level != new.log_level:
+            logs.install(self, asyncio.get_running_loop(), new.log_level)
+        if new.unknown_args:
+            log.warning("devflow: ignoring unknown options in the 'args' setting: %s", " ".join(new.unknown_args))
+        if old == new:
+            return
+        self.refresh_all()
+        if old.inlay_hints != new.inlay_hints and self.supports("workspace.inlay_hint.refresh_support"):
+            self.workspace_inlay_hint_refresh(None)
+
+    def refresh_all(self) -> None:
+        """Settings or [tool.devflow] changed: every open document is analysed again."""
+        self.scheduler.invalidate()
+        if self.pull_mode:
+            if self.supports("workspace.diagnostics.refresh_support"):
+                self.workspace_diagnostic_refresh(None)
+            return
+        for target in self.open_targets():
+            self.scheduler.schedule(target, 0)
+
+
+def _register_features(server: DevflowServer) -> None:
+    from devflow.lsp import handlers  # noqa: F401  (registers on import)
+
+    handlers.register(server)
+
+
+def create_server(argv: list[str] | None = None) -> DevflowServer:
+    cli = settings_mod.parse_args(list(argv or []))
+    server = DevflowServer(cli)
+    _register_features(server)
+    return server
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `devflow serve` (and `python -m devflow.lsp`): LSP over stdio."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        server = create_server(argv)
+    except SystemExit as e:  # argparse: --help or a bad option
+        return int(e.code or 0)
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="devflow serve: %(levelname)s %(message)s")
+    server.start_io()
+    return 0
