@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""Throughput and precision of devflow's engine on real, well-tested PyTorch code.
+
+    .venv/bin/python bench/throughput.py [--packages transformers==5.23.0 ...] [--max-files N]
+                                         [--libcst-lines N] [--top N] [--json FILE]
+
+Downloads (`pip download --no-deps`) the wheels of transformers, diffusers, timm, peft and
+accelerate into .cache/bench (git-ignored), unpacks their .py files, then, in this one process
+(one core: the `--jobs 1` figure), times:
+
+- `devflow.engine.analyze` on every file  -> lines/s per core (target >= 20k);
+- `ast.parse` on the same files            -> the floor any analysis pays;
+- `libcst.parse_module`                    -> on a sample of files when the whole set would take
+                                              too long (`--libcst-lines`, said in the output);
+- and counts the engine's diagnostics      -> per 100 KLOC (target <= 1), with the full list so
+                                              that each one can be inspected.
+
+The wheel versions are pinned so that figures and findings stay comparable between runs;
+`--packages` overrides them. Nothing here is a test: it prints figures and never fails on them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import json
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / ".cache" / "bench"
+DEFAULT_PACKAGES = [
+    "transformers==5.23.0",
+    "diffusers==0.42.1",
+    "timm==1.0.31",
+    "peft==0.21.2",
+    "accelerate==1.15.0",
+]
+
+sys.path.insert(0, str(ROOT / "server"))
+
+
+def download(packages: list[str]) -> list[Path]:
+    """The wheels of `packages` in CACHE/wheels, downloaded once."""
+    wheels_dir = CACHE / "wheels"
+    wheels_dir.mkdir(parents=True, exist_ok=True)
+    wheels = []
+    for spec in packages:
+        name, _, version = spec.partition("==")
+        prefix = name.replace("-", "_").lower()
+        found = [w for w in wheels_dir.glob("*.whl") if w.name.lower().startswith(prefix + "-")
+                 and (not version or w.name.split("-")[1] == version)]
+        if not found:
+            print(f"downloading {spec} ...", file=sys.stderr)
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                            "-q", "-d", str(wheels_dir), spec], check=True)
+            found = [w for w in wheels_dir.glob("*.whl") if w.name.lower().startswith(prefix + "-")
+                     and (not version or w.name.split("-")[1] == version)]
+        if not found:
+            raise SystemExit(f"no wheel for {spec} in {wheels_dir}")
+        wheels.append(sorted(found)[-1])
+    return wheels
+
+
+def unpack(wheel: Path) -> Path:
+    """The wheel's .py files under CACHE/src/<wheel name>, unpacked once."""
+    dest = CACHE / "src" / wheel.stem
+    stamp = dest / ".unpacked"
+    if not stamp.exists():
+        with zipfile.ZipFile(wheel) as zf:
+            for member in zf.namelist():
+                if member.endswith(".py"):
+                    zf.extract(member, dest)
+        stamp.touch()
+    return dest
+
+
+def load_sources(roots: list[Path], max_files: int | None) -> list[tuple[str, str]]:
+    files = []
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            try:
+                files.append((str(path.relative_to(CACHE / "src")), path.read_text(encoding="utf-8")))
+            except (OSError, UnicodeDecodeError) as e:
+                print(f"skipped {path}: {e}", file=sys.stderr)
+    return files[:max_files] if max_files else files
+
+
+def count_lines(source: str) -> int:
+    return source.count("\n") + (0 if source.endswith("\n") or not source else 1)
+
+
+def timed(fn, files: list[tuple[str, str]], keep: bool = False) -> tuple[float, list[tuple[float, str, object]]]:
+    """Total seconds of `fn(source, path)` over `files` and each file's (seconds, path, result).
+
+    Parse trees are dropped unless `keep`: holding 2M lines of trees alive makes every later
+    garbage collection slower and would charge that to the parser being measured.
+    """
+    per_file = []
+    gc.collect()
+    total = 0.0
+    for path, source in files:
+        t0 = time.perf_counter()
+        try:
+            out = fn(source, path)
+        except Exception as e:  # a parser's own failure is a figure too, not a crash of the bench
+            out = e
+        dt = time.perf_counter() - t0
+        total += dt
+        per_file.append((dt, path, out if keep or isinstance(out, Exception) else None))
+    return total, per_file
+
+
+def sample_for_lines(files: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    """An evenly spread subset of `files` with about `budget` lines (all of them if fewer)."""
+    total = sum(count_lines(s) for _, s in files)
+    if total <= budget:
+        return files
+    every = -(-total // budget)  # ceil: every k-th file keeps the sample spread over all packages
+    return files[::every]
+
+
+def _ast_parse(source: str, path: str):
+    return ast.parse(source, filename=path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
+    ap.add_argument("--max-files", type=int, default=None, help="only the first N files (quick runs)")
+    ap.add_argument("--libcst-lines", type=int, default=300_000,
+                    help="libcst.parse_module on an evenly spread sample of about this many lines "
+                         "(0: every file)")
+    ap.add_argument("--top", type=int, default=10, help="list the N slowest files for the engine")
+    ap.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
+    args = ap.parse_args(argv)
+
+    from devflow import engine  # after sys.path: the checkout's engine, even without an install
+
+    roots = [unpack(w) for w in download(args.packages)]
+    files = load_sources(roots, args.max_files)
+    lines = sum(count_lines(s) for _, s in files)
+    print(f"corpus: {len(files)} files, {lines:,} lines from {', '.join(args.packages)}")
+
+    engine.analyze("import torch\n", "warmup.py")
+    engine_s, engine_runs = timed(engine.analyze, files, keep=True)
+    ast_s, ast_runs = timed(_ast_parse, files)
+
+    import libcst
+
+    cst_files = files if args.libcst_lines == 0 else sample_for_lines(files, args.libcst_lines)
+    cst_lines = sum(count_lines(s) for _, s in cst_files)
+    cst_s, _ = timed(lambda s, p: libcst.parse_module(s), cst_files)
+
+    diagnostics, file_errors, rule_errors = [], [], []
+    for _, path, result in engine_runs:
+        if isinstance(result, Exception):
+            file_errors.append(f"{path}: engine raised {type(result).__name__}: {result}")
+            continue
+        if result.error:
+            file_errors.append(f"{path}: {result.error}")
+        rule_errors.extend(f"{path}: {e}" for e in result.rule_errors)
+        diagnostics.extend((path, d) for d in result.diagnostics)
+    ast_failures = sum(1 for _, _, r in ast_runs if isinstance(r, Exception))
+
+    def rate(n: int, s: float) -> float:
+        return n / s if s > 0 else float("inf")
+
+    figures = {
+        "files": len(files),
+        "lines": lines,
+        "engine_seconds": round(engine_s, 3),
+        "engine_lines_per_s": round(rate(lines, engine_s)),
+        "ast_lines_per_s": round(rate(lines, ast_s)),
+        "libcst_lines_per_s": round(rate(cst_lines, cst_s)),
+        "libcst_sampled_lines": cst_lines,
+        "engine_vs_ast": round(engine_s / ast_s, 2) if ast_s else None,
+        "diagnostics": len(diagnostics),
+        "diagnostics_per_100kloc": round(len(diagnostics) / lines * 100_000, 3) if lines else 0.0,
+        "file_errors": len(file_errors),
+        "rule_errors": len(rule_errors),
+    }
+
+    print("\n== throughput (one core)")
+    print(f"devflow engine       {figures['engine_lines_per_s']:>10,} lines/s   ({engine_s:.1f} s, "
+          f"{figures['engine_vs_ast']}x ast.parse time)   target >= 20,000")
+    print(f"ast.parse            {figures['ast_lines_per_s']:>10,} lines/s   ({ast_s:.1f} s"
+          f"{f', {ast_failures} files failed to parse' if ast_failures else ''})")
+    sampled = "" if cst_files is files else f", on a sample of {len(cst_files)} files / {cst_lines:,} lines"
+    print(f"libcst.parse_module  {figures['libcst_lines_per_s']:>10,} lines/s   ({cst_s:.1f} s{sampled})")
+    print("\n== slowest files for the engine")
+    sources = dict(files)
+    for dt, path, _ in sorted(engine_runs, key=lambda r: r[0], reverse=True)[: args.top]:
+        print(f"  {dt * 1000:8.1f} ms  {count_lines(sources[path]):>6} lines  {path}")
+    print("\n== precision")
+    print(f"diagnostics: {len(diagnostics)}  = {figures['diagnostics_per_100kloc']} per 100 KLOC   target <= 1")
+    for path, d in sorted(diagnostics, key=lambda pd: (pd[0], pd[1].span.line)):
+        print(f"  {path}:{d.span.line}:{d.span.col + 1}: {d.code} {d.message}")
+    if file_errors:
+        print(f"\nfiles the engine reported as unanalysable: {len(file_errors)}")
+        for line in file_errors[:20]:
+            print(f"  {line}")
+    if rule_errors:
+        print(f"\nrule errors (a rule raised; the rest of the file was still checked): {len(rule_errors)}")
+        for line in rule_errors[:50]:
+            print(f"  {line}")
+    if args.json:
+        args.json.write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
