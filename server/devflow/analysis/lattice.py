@@ -1,0 +1,108 @@
+"""The device lattice: cpu, cuda / cuda:N, mps, meta, symbolic devices and unknown (top).
+
+`None` is bottom (no value yet). A symbolic device stands for "the value of `device`" (or
+`self.device`, `args.device`, `x.device` ...): two symbolic devices are equal only when they come
+from the same definition (`key`). `accel` marks a symbolic device the code clearly means as the
+accelerator ("cuda" if available else "cpu", a `device` argument): a cpu tensor meeting it is a
+bug on every machine that has a GPU.
+"""
+
+from __future__ import annotations
+
+
+class Dev:
+    __slots__ = ("kind", "index", "key", "text", "accel")
+
+    def __init__(self, kind: str, index: int | None = None, key=None, text: str = "", accel: bool = False):
+        self.kind = kind  # "cpu" | "cuda" | "mps" | "meta" | "sym" | "top"
+        self.index = index
+        self.key = key
+        self.text = text
+        self.accel = accel
+
+    def __repr__(self) -> str:
+        return f"Dev({self.render()})"
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Dev):
+            return NotImplemented
+        if self.kind != other.kind:
+            return False
+        if self.kind == "sym":
+            return self.key == other.key
+        return self.index == other.index
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.key if self.kind == "sym" else self.index))
+
+    @property
+    def known(self) -> bool:
+        return self.kind != "top"
+
+    @property
+    def is_cpu(self) -> bool:
+        return self.kind == "cpu"
+
+    def render(self) -> str:
+        if self.kind == "sym":
+            return f"`{self.text}`"
+        if self.kind == "top":
+            return "unknown"
+        if self.index is not None:
+            return f"{self.kind}:{self.index}"
+        return self.kind
+
+    def source_text(self) -> str | None:
+        """A Python expression denoting this device (for fixes), or None."""
+        if self.kind == "sym":
+            return self.text or None
+        if self.kind == "top":
+            return None
+        return repr(self.render())
+
+
+TOP = Dev("top")
+CPU = Dev("cpu")
+CUDA = Dev("cuda")
+META = Dev("meta")
+MPS = Dev("mps")
+
+
+def concrete(text: str) -> Dev | None:
+    """Parse a device string: "cpu", "cuda", "cuda:1", "mps", "meta"."""
+    t = text.strip()
+    kind, _, idx = t.partition(":")
+    if kind not in ("cpu", "cuda", "mps", "meta", "xpu", "npu"):
+        return None
+    if idx:
+        if not idx.isdigit():
+            return None
+        return Dev(kind, int(idx))
+    return Dev(kind)
+
+
+def join(a: Dev | None, b: Dev | None) -> Dev | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    if a == b:
+        return a
+    if a.kind == b.kind == "cuda" and (a.index is None or b.index is None):
+        return Dev("cuda")
+    return TOP
+
+
+def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
+    """True when two devices are known and can never be the same at run time (on a GPU machine)."""
+    if a is None or b is None or a.kind == "top" or b.kind == "top":
+        return False
+    if a.kind == "sym" or b.kind == "sym":
+        if a.kind == "sym" and b.kind == "sym":
+            return False
+        sym, other = (a, b) if a.kind == "sym" else (b, a)
+        # An accelerator-intended device differs from cpu; it may equal any concrete accelerator.
+        return sym.accel and other.kind == "cpu"
+    if a.kind != b.kind:
+        return True
+    return a.index is not None and b.index is not None and a.index != b.index

@@ -1,0 +1,79 @@
+"""Abstract values the interpreter computes: tensors, modules, devices, containers, callables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from devflow.analysis.lattice import Dev
+from devflow.model import Span
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a value got its device: a span and a phrase ("created at line 41 without device=")."""
+
+    span: Span
+    reason: str
+
+
+@dataclass(eq=False)
+class Obj:
+    """A heap object (shared by reference): a module, an instance, a container, an optimizer ..."""
+
+    kind: str  # module | instance | list | dict | optimizer | scheduler | scaler | tokenizer | loader | ckpt
+    qual: str = ""
+    cls: object = None  # ClassInfo of a same-file class
+    attrs: dict = field(default_factory=dict)
+    dev: Dev | None = None
+    origin: Origin | None = None
+    moved: Origin | None = None
+    moved_frame: object = None
+    training: bool | None = None
+    dispatched: bool = False
+    role: str = ""  # metric | loss | model ...
+    buffers: set = field(default_factory=set)
+    children: set = field(default_factory=set)  # attribute names of registered submodules
+    items: list = field(default_factory=list)  # list / tuple elements (Val)
+    keys: dict = field(default_factory=dict)  # dict: constant key -> Val
+    pending: list = field(default_factory=list)  # findings confirmed or cancelled by a later move
+    optimizers: list = field(default_factory=list)  # optimizers over this module's parameters
+    modules: list = field(default_factory=list)  # optimizer: module objects whose parameters it holds
+    fused: bool = False
+    loaded_at: Origin | None = None
+    peft: bool = False
+    created_line: int = 0
+
+
+class Val:
+    """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
+
+    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem")
+
+    def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
+                 const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None):
+        self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
+        self.dev = dev
+        self.origin = origin
+        self.obj = obj
+        self.const = const
+        self.scalar = scalar  # may be 0-dim (a cpu 0-dim tensor mixes with any device)
+        self.text = text  # the source text that named this value, for messages
+        self.func = func
+        self.bound = bound
+        self.elem = elem
+
+    def __repr__(self) -> str:
+        return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
+
+    def with_text(self, text: str) -> "Val":
+        v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem)
+        return v
+
+    @property
+    def device(self) -> Dev | None:
+        if self.kind == "module" and self.obj is not None:
+            return self.obj.dev
+        return self.dev
+
+
+UNKNOWN = Val("unknown")

@@ -1,0 +1,74 @@
+"""The rule catalogue: every rule's code, name, family, one-line summary, fix applicability, doc page.
+
+The CLI (SARIF `helpUri`) and the language server (`codeDescription`) read this; it imports
+nothing heavy, so it is cheap to import anywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DOC_BASE = "https://github.com/devflow-dev/devflow/blob/main/docs/rules/"
+
+FAMILIES = {
+    "DEV1": "module placement",
+    "DEV2": "tensors created or left on cpu",
+    "DEV3": "checkpoints and optimizer resume",
+    "DEV4": "AMP, GradScaler and fused optimizers on resume",
+    "DEV5": "device_map, accelerate and PEFT",
+    "DEV6": "default devices and wrappers",
+}
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    summary: str
+    fix: Literal["safe", "unsafe"] | None
+
+    @property
+    def family(self) -> str:
+        return FAMILIES[self.code[:4]]
+
+    @property
+    def doc_path(self) -> str:
+        return f"docs/rules/{self.code}.md"
+
+    @property
+    def doc_url(self) -> str:
+        return doc_url(self.code)
+
+
+def doc_url(code: str) -> str:
+    """Stable URL of a rule's documentation page."""
+    return f"{DOC_BASE}{code}.md"
+
+
+_RULES = [
+    RuleInfo("DEV101", "module-added-after-move", "Module assigned onto a model after the model was moved to a device", "safe"),
+    RuleInfo("DEV102", "submodules-built-after-move", "A method or function that builds new submodules is applied after the move", "unsafe"),
+    RuleInfo("DEV103", "modules-in-python-container", "Submodules kept in a plain Python list or dict are not moved with the model", "unsafe"),
+    RuleInfo("DEV104", "module-created-in-forward", "Module with parameters created inside forward() stays on cpu and is re-initialised every call", "unsafe"),
+    RuleInfo("DEV105", "tensor-attribute-not-buffer", "Tensor stored as a plain attribute is not moved by Module.to(); register it as a buffer", "unsafe"),
+    RuleInfo("DEV106", "model-not-moved", "Model left on cpu while its inputs are moved to a device", "unsafe"),
+    RuleInfo("DEV107", "discarded-tensor-to", "Result of Tensor.to()/.cuda()/.cpu() is discarded (tensors are not moved in place)", "safe"),
+    RuleInfo("DEV108", "metric-or-criterion-not-moved", "Metric or criterion module left on cpu while it is fed device tensors", "unsafe"),
+    RuleInfo("DEV201", "factory-without-device", "Tensor created without device= is combined with a tensor on another device", "unsafe"),
+    RuleInfo("DEV202", "input-not-moved", "Input tensor left on cpu is passed to a model on another device", "unsafe"),
+    RuleInfo("DEV203", "loss-weight-on-cpu", "Loss weight tensor on cpu while the loss is computed on another device", "unsafe"),
+    RuleInfo("DEV204", "index-on-wrong-device", "Tensor indexed by an index tensor on another device", "unsafe"),
+    RuleInfo("DEV301", "load-without-map-location", "torch.load without map_location in code that may run without the checkpoint's GPU", "unsafe"),
+    RuleInfo("DEV302", "optimizer-state-loaded-before-move", "optimizer.load_state_dict() before the model is moved leaves the optimizer state on cpu", "unsafe"),
+    RuleInfo("DEV303", "wrapper-or-move-around-load", "Wrapper or move applied in an order that breaks loading the state dict", None),
+    RuleInfo("DEV401", "fused-optimizer-resume", "Fused/foreach optimizer resumed from a checkpoint with its step state on the wrong device", "unsafe"),
+    RuleInfo("DEV402", "gradscaler-state-not-restored", "GradScaler state is not saved with the checkpoint or not restored on resume", None),
+    RuleInfo("DEV501", "move-dispatched-model", "`.to()`/`.cuda()` on a model dispatched with device_map", "unsafe"),
+    RuleInfo("DEV502", "inputs-on-wrong-device-for-device-map", "Inputs left on cpu (or on a fixed device) for a model dispatched with device_map", "unsafe"),
+    RuleInfo("DEV503", "device-map-auto-with-peft-training", "device_map=\"auto\" model parallelism combined with PEFT/QLoRA training", "unsafe"),
+    RuleInfo("DEV601", "default-device-leak", "A global default device / tensor type, or a library default device, mismatches the model", "unsafe"),
+    RuleInfo("DEV602", "conversion-after-move", "SyncBatchNorm / DataParallel conversion applied after the model was moved", "unsafe"),
+]
+
+RULES: dict[str, RuleInfo] = {r.code: r for r in _RULES}
