@@ -1,0 +1,736 @@
+"""Placement probe: where every live tensor, module and optimizer state is, and who the culprit is.
+
+Standard library + torch only, torch looked up lazily (never imported here: if the program has not
+imported torch there is nothing to report).  This file is injected into debuggees by source (see
+dap_expression.py), so it must not import anything else from devflow except the message parser,
+which the injector loads beside it.
+
+    placement_report(exc=None, ...) -> dict      JSON-serialisable
+    placement_report_json(exc=None, ...) -> str  compact JSON (what the VS Code tracker evaluates)
+
+Cheapest first: the failing traceback's frames (locals, shallow containers and attributes), the
+nn.Module trees reachable from them and from gc, optimizers and GradScalers, then a gc scan for the
+rest.  Past `max_names` names per device or `time_budget` seconds it keeps counting but stops naming.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import sys
+import time
+
+try:  # inside devflow
+    from . import messages as _messages
+except ImportError:  # injected by source: the injector registered the parser module first
+    _messages = sys.modules.get("_devflow_runtime_messages")
+
+REPORT_VERSION = 1
+_ACCELERATOR_TYPES = ("cuda", "meta", "mps", "xpu", "hpu", "privateuseone", "mtia")
+_MAX_TREE_NODES = 400
+_MAX_CULPRITS = 10
+_MAX_CODE = 300
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+
+
+def _torch():
+    return sys.modules.get("torch")
+
+
+def _device_str(t) -> str:
+    try:
+        return str(t.device)
+    except Exception:  # noqa: BLE001 - exotic subclasses
+        return "unknown"
+
+
+def _nbytes(t) -> int:
+    try:
+        return int(t.nelement()) * int(t.element_size())
+    except Exception:  # noqa: BLE001
+        return 0
+
+
+def _shape(t) -> list:
+    try:
+        return [int(s) for s in t.shape]
+    except Exception:  # noqa: BLE001 - symbolic shapes
+        return []
+
+
+def _is_accelerator(dev: str | None) -> bool:
+    return bool(dev) and dev.split(":")[0] in _ACCELERATOR_TYPES
+
+
+def _same_device(a: str | None, b: str | None) -> bool:
+    """'cuda' (from legacy wordings) matches 'cuda:0'."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return (":" not in a or ":" not in b) and a.split(":")[0] == b.split(":")[0]
+
+
+# --------------------------------------------------------------------------------------------
+# Frames
+
+
+def _library_roots() -> list[str]:
+    roots = []
+    for p in {sys.prefix, sys.base_prefix, getattr(sys, "exec_prefix", "")}:
+        if p:
+            roots.append(os.path.join(os.path.realpath(p), "lib"))
+    t = _torch()
+    if t is not None and getattr(t, "__file__", None):
+        roots.append(os.path.dirname(os.path.realpath(t.__file__)))
+    roots.append(os.path.dirname(os.path.realpath(__file__)) if "__file__" in globals() else "<devflow>")
+    for extra in os.environ.get("DEVFLOW_LIBRARY_PATHS", "").split(os.pathsep):
+        if extra:
+            roots.append(os.path.realpath(extra))
+    return roots
+
+
+def _is_user_file(filename: str, roots: list[str]) -> bool:
+    if not filename or filename.startswith("<") and not filename.startswith("<ipython"):
+        return False
+    if "site-packages" in filename or "dist-packages" in filename:
+        return False
+    real = os.path.realpath(filename) if not filename.startswith("<") else filename
+    return not any(real == r or real.startswith(r + os.sep) for r in roots)
+
+
+def _frames_from_exc(exc) -> list:
+    """(frame, lineno) pairs from outermost to innermost."""
+    out = []
+    tb = getattr(exc, "__traceback__", None)
+    while tb is not None:
+        out.append((tb.tb_frame, tb.tb_lineno))
+        tb = tb.tb_next
+    if out:
+        # Callers above the handler (exceptions caught and re-raised keep only part of the stack).
+        f = out[0][0].f_back
+        callers = []
+        while f is not None and len(callers) < 50:
+            callers.append((f, f.f_lineno))
+            f = f.f_back
+        out = callers[::-1] + out
+    return out
+
+
+def _source_line(filename: str, lineno: int) -> str:
+    try:
+        import linecache
+
+        return linecache.getline(filename, lineno).strip()[:_MAX_CODE]
+    except Exception:  # noqa: BLE001
+        return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Naming registry
+
+
+class _Registry:
+    """id(obj) -> (name, origin, priority); the lowest priority number wins."""
+
+    def __init__(self):
+        self.names: dict[int, tuple[str, str, int]] = {}
+        self.keep: list = []  # keeps named objects alive (ids must stay unique while we run)
+
+    def offer(self, obj, name: str, origin: str, prio: int) -> bool:
+        key = id(obj)
+        cur = self.names.get(key)
+        if cur is None or prio < cur[2] or (prio == cur[2] and len(name) < len(cur[0])):
+            if cur is None:
+                self.keep.append(obj)
+            self.names[key] = (name, origin, prio)
+            return True
+        return False
+
+    def get(self, obj):
+        return self.names.get(id(obj))
+
+
+class _Probe:
+    def __init__(self, exc, max_names: int, time_budget: float, gc_scan: bool):
+        self.torch = _torch()
+        self.exc = exc
+        self.max_names = max_names
+        self.deadline = time.perf_counter() + time_budget
+        self.gc_scan = gc_scan
+        self.reg = _Registry()
+        self.tensors: dict[int, object] = {}  # id -> tensor, every tensor we know of
+        self.tensor_frames: dict[int, tuple[int, str]] = {}  # id -> (frame index, frame function)
+        self.modules: dict[int, object] = {}
+        self.optimizers: dict[int, object] = {}
+        self.scalers: dict[int, object] = {}
+        self.notes: list[str] = []
+        self.truncated = False
+        amp = getattr(self.torch, "amp", None)
+        cuda_amp = getattr(getattr(self.torch, "cuda", None), "amp", None)
+        self.scaler_classes = tuple(c for c in (getattr(amp, "GradScaler", None),
+                                                getattr(cuda_amp, "GradScaler", None)) if isinstance(c, type))
+
+    def out_of_time(self) -> bool:
+        if time.perf_counter() > self.deadline:
+            self.truncated = True
+            return True
+        return False
+
+    # -- classification -------------------------------------------------------------------
+
+    def is_tensor(self, o) -> bool:
+        return isinstance(o, self.torch.Tensor)
+
+    def is_module(self, o) -> bool:
+        return isinstance(o, self.torch.nn.Module)
+
+    def is_optimizer(self, o) -> bool:
+        return isinstance(o, self.torch.optim.Optimizer)
+
+    def is_scaler(self, o) -> bool:
+        return bool(self.scaler_classes) and isinstance(o, self.scaler_classes)
+
+    # -- frames -----------------------------------------------------------------------------
+
+    def scan_value(self, name: str, value, prio: int, frame_idx: int, func: str, depth: int = 0,
+                   obj_prio: int = 0):
+        # Tensors take the innermost name (what the failing line says); modules, optimizers and
+        # scalers the outermost one (`model`, not `self` inside forward): obj_prio.
+        if self.is_tensor(value):
+            self.tensors[id(value)] = value
+            self.reg.offer(value, name, "local", prio)
+            self.tensor_frames.setdefault(id(value), (frame_idx, func))
+        elif self.is_module(value):
+            self.modules[id(value)] = value
+            self.reg.offer(value, name, "local", obj_prio + (30 if name.split(".")[0] == "self" else 0))
+        elif self.is_optimizer(value):
+            self.optimizers[id(value)] = value
+            self.reg.offer(value, name, "local", obj_prio)
+        elif self.is_scaler(value):
+            self.scalers[id(value)] = value
+            self.reg.offer(value, name, "local", obj_prio)
+        elif depth == 0:
+            # shallow containers and plain objects' attributes (e.g. `self.action_scale`)
+            items = ()
+            if isinstance(value, (list, tuple)):
+                items = ((f"{name}[{i}]", v) for i, v in enumerate(value[:64]))
+            elif isinstance(value, dict):
+                items = ((f"{name}[{k!r}]", v) for k, v in list(value.items())[:64]
+                         if isinstance(k, (str, int)))
+            elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
+                try:
+                    attrs = vars(value)
+                except TypeError:
+                    attrs = {}
+                if isinstance(attrs, dict):
+                    items = ((f"{name}.{k}", v) for k, v in list(attrs.items())[:64]
+                             if not k.startswith("__"))
+            for sub_name, sub in items:
+                self.scan_value(sub_name, sub, prio + 1, frame_idx, func, depth + 1, obj_prio + 1)
+
+    def scan_frames(self, frames: list, roots: list[str]):
+        """Innermost frames name things first (their names are what the user sees on screen)."""
+        user = []
+        n = len(frames)
+        for idx in range(n - 1, -1, -1):
+            frame, lineno = frames[idx]
+            code = frame.f_code
+            is_user = _is_user_file(code.co_filename, roots) and code.co_name not in (
+                "__torch_dispatch__", "__torch_function__")
+            if is_user:
+                user.append((idx, frame, lineno))
+            # user frames name better than library frames; deeper user frames first
+            prio = (10 if is_user else 60) + (n - 1 - idx)
+            try:
+                local_items = list(frame.f_locals.items())
+            except Exception:  # noqa: BLE001
+                continue
+            for name, value in local_items:
+                if name.startswith("__") and name != "__exception__":
+                    continue
+                if name == "__exception__":
+                    continue
+                self.scan_value(name, value, prio, idx, code.co_name, obj_prio=(10 if is_user else 100) + idx)
+        return user
+
+    # -- modules ------------------------------------------------------------------------------
+
+    def name_modules(self):
+        """Roots = modules that are nobody's child; name every parameter / buffer under them."""
+        children = set()
+        for m in list(self.modules.values()):
+            try:
+                for _, c in m.named_modules():
+                    if c is not m:
+                        children.add(id(c))
+                        self.modules.setdefault(id(c), c)
+            except Exception:  # noqa: BLE001
+                pass
+        roots = [m for k, m in self.modules.items() if k not in children]
+        # Well-named roots first, so `model.fc.weight` beats `<Linear>.weight`.
+        roots.sort(key=lambda m: (self.reg.get(m) or ("", "", 1 << 30))[2])
+        self.roots = []
+        for i, root in enumerate(roots):
+            rn = self.reg.get(root)
+            root_name = rn[0] if rn else f"<{type(root).__name__}#{i}>"
+            self.reg.offer(root, root_name, "module", 5)
+            self.roots.append((root_name, root))
+            try:
+                named = list(root.named_modules())
+            except Exception:  # noqa: BLE001
+                continue
+            for sub, mod in named:
+                full = f"{root_name}.{sub}" if sub else root_name
+                self.reg.offer(mod, full, "module", 5)
+                for kind, items in (("parameter", mod._parameters), ("buffer", mod._buffers)):
+                    for pn, t in list(items.items()):
+                        if t is None:
+                            continue
+                        self.tensors[id(t)] = t
+                        self.reg.offer(t, f"{full}.{pn}", kind, 3)
+                        g = getattr(t, "grad", None) if kind == "parameter" else None
+                        if g is not None:
+                            self.tensors[id(g)] = g
+                            self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
+                # plain tensor attributes (not registered: they do not move with .to())
+                for an, av in list(vars(mod).items()):
+                    if not an.startswith("_") and self.is_tensor(av):
+                        self.tensors[id(av)] = av
+                        self.reg.offer(av, f"{full}.{an}", "attribute", 4)
+
+    def module_tree(self):
+        budget = [_MAX_TREE_NODES]
+
+        def node(name, mod, short):
+            budget[0] -= 1
+            devs: dict[str, int] = {}
+            own: dict[str, int] = {}
+            try:
+                for t in list(mod._parameters.values()) + list(mod._buffers.values()):
+                    if t is not None:
+                        d = _device_str(t)
+                        own[d] = own.get(d, 0) + int(t.nelement())
+            except Exception:  # noqa: BLE001
+                pass
+            kids = []
+            for cn, child in list(getattr(mod, "_modules", {}).items()):
+                if child is None:
+                    continue
+                if budget[0] <= 0:
+                    self.truncated = True
+                    kids.append({"name": f"{name}.{cn}", "short": cn, "type": type(child).__name__,
+                                 "elided": True, "devices": {}, "own_devices": {}, "split": False,
+                                 "children": []})
+                    continue
+                kids.append(node(f"{name}.{cn}", child, cn))
+            for d, c in own.items():
+                devs[d] = devs.get(d, 0) + c
+            for k in kids:
+                for d, c in k["devices"].items():
+                    devs[d] = devs.get(d, 0) + c
+            return {"name": name, "short": short, "type": type(mod).__name__, "devices": devs,
+                    "own_devices": own, "split": len(devs) > 1, "children": kids}
+
+        return [node(n, m, n) for n, m in self.roots]
+
+    # -- optimizers and scalers ------------------------------------------------------------------
+
+    def optimizer_reports(self):
+        out = []
+        for i, (oid, opt) in enumerate(list(self.optimizers.items())):
+            rn = self.reg.get(opt)
+            oname = rn[0] if rn else f"<{type(opt).__name__}#{i}>"
+            self.reg.offer(opt, oname, "optimizer", 5)
+            param_devs: dict[str, int] = {}
+            state_devs: dict[str, int] = {}
+            mismatches = []
+            try:
+                groups = opt.param_groups
+                state = opt.state
+            except Exception:  # noqa: BLE001
+                continue
+            for gi, group in enumerate(groups):
+                for pi, p in enumerate(group.get("params", [])):
+                    pd = _device_str(p)
+                    param_devs[pd] = param_devs.get(pd, 0) + 1
+                    pn = self.reg.get(p)
+                    pname = pn[0] if pn else f"param_groups[{gi}]['params'][{pi}]"
+                    self.tensors[id(p)] = p
+                    self.reg.offer(p, f"{oname}.param_groups[{gi}]['params'][{pi}]", "parameter", 6)
+                    st = state.get(p) if hasattr(state, "get") else None
+                    if not st:
+                        continue
+                    for key, v in list(st.items()):
+                        if not self.is_tensor(v):
+                            continue
+                        sname = f"{oname}.state[{pname}][{key!r}]"
+                        self.tensors[id(v)] = v
+                        self.reg.offer(v, sname, "optimizer-state", 2)
+                        sd = _device_str(v)
+                        state_devs[sd] = state_devs.get(sd, 0) + 1
+                        legal_step = key == "step" and (sd == "cpu" and v.dim() == 0)
+                        if sd != pd and not legal_step:
+                            mismatches.append({"name": sname, "device": sd, "param": pname,
+                                               "param_device": pd, "shape": _shape(v)})
+            out.append({"name": oname, "type": type(opt).__name__, "param_devices": param_devs,
+                        "state_devices": state_devs, "mismatches": mismatches[: self.max_names],
+                        "mismatch_count": len(mismatches)})
+        return out
+
+    def scaler_reports(self):
+        out = []
+        for i, sc in enumerate(self.scalers.values()):
+            rn = self.reg.get(sc)
+            sname = rn[0] if rn else f"<GradScaler#{i}>"
+            entry = {"name": sname, "device": str(getattr(sc, "_device", "")), "tensors": {}}
+            for attr in ("_scale", "_growth_tracker"):
+                t = getattr(sc, attr, None)
+                if t is not None and self.is_tensor(t):
+                    self.tensors[id(t)] = t
+                    self.reg.offer(t, f"{sname}.{attr}", "scaler-state", 4)
+                    entry["tensors"][attr] = _device_str(t)
+            out.append(entry)
+        return out
+
+    # -- gc -------------------------------------------------------------------------------------
+
+    def gc_scan_objects(self):
+        """One pass over gc: tensors (counted even when unnamed), modules, optimizers, scalers."""
+        torch = self.torch
+        tensor_cls, module_cls, optim_cls = torch.Tensor, torch.nn.Module, torch.optim.Optimizer
+        extra: list = []
+        counts: dict[str, list[int]] = {}
+        checked = 0
+        try:
+            objs = gc.get_objects()
+        except Exception:  # noqa: BLE001
+            return extra, counts
+        known = self.tensors
+        naming = True
+        for o in objs:
+            if isinstance(o, tensor_cls):
+                checked += 1
+                if id(o) in known:
+                    continue
+                if naming and (checked & 1023) == 0 and self.out_of_time():
+                    naming = False
+                if naming:
+                    extra.append(o)
+                else:
+                    # aggregate fallback: count by device only
+                    d = _device_str(o)
+                    c = counts.get(d)
+                    if c is None:
+                        counts[d] = c = [0, 0]
+                    c[0] += 1
+                    c[1] += _nbytes(o)
+            elif isinstance(o, module_cls):
+                self.modules.setdefault(id(o), o)
+            elif isinstance(o, optim_cls):
+                self.optimizers.setdefault(id(o), o)
+            elif self.is_scaler(o):
+                self.scalers.setdefault(id(o), o)
+        del objs
+        return extra, counts
+
+
+# --------------------------------------------------------------------------------------------
+# Report
+
+
+def _rank():
+    for var in ("RANK", "LOCAL_RANK"):
+        v = os.environ.get(var)
+        if v is not None and v.isdigit():
+            return {"rank": int(v), "local_rank": int(os.environ.get("LOCAL_RANK", v) or 0),
+                    "world_size": int(os.environ.get("WORLD_SIZE", "1") or 1)}
+    return None
+
+
+def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0,
+                     gc_scan: bool = True, frames=None) -> dict:
+    """Build the placement report for `exc` (default: the exception being handled, if any)."""
+    start = time.perf_counter()
+    if exc is None:
+        exc = sys.exc_info()[1]
+    if isinstance(exc, tuple) and len(exc) == 3:  # pydevd's __exception__ = (type, value, tb)
+        exc = exc[1]
+    report: dict = {"version": REPORT_VERSION, "tool": "devflow", "pid": os.getpid(), "rank": _rank(),
+                    "torch": None, "error": None, "location": None, "frames": [], "devices": {},
+                    "modules": [], "optimizers": [], "scalers": [], "culprit": None, "notes": [],
+                    "truncated": False, "elapsed_s": 0.0}
+    if exc is not None:
+        text = str(exc)
+        parsed = _messages.parse_message(text, type(exc).__name__) if _messages else None
+        report["error"] = {"type": type(exc).__name__, "message": text[:4000], "parsed": parsed,
+                           "cross_device": parsed is not None}
+    torch = _torch()
+    if torch is None:
+        report["notes"].append("torch is not loaded in this process: no tensors to report")
+        report["elapsed_s"] = round(time.perf_counter() - start, 4)
+        return report
+    report["torch"] = getattr(torch, "__version__", "?")
+
+    probe = _Probe(exc, max_names, time_budget, gc_scan)
+    roots = _library_roots()
+    frame_list = frames if frames is not None else _frames_from_exc(exc)
+    user = probe.scan_frames(frame_list, roots)
+    for idx, frame, lineno in sorted(user, key=lambda u: u[0]):
+        report["frames"].append({"file": frame.f_code.co_filename, "line": lineno,
+                                 "function": frame.f_code.co_name,
+                                 "code": _source_line(frame.f_code.co_filename, lineno)})
+    if report["frames"]:
+        report["location"] = report["frames"][-1]
+
+    gc_extra: list = []
+    aggregate: dict[str, list[int]] = {}
+    if gc_scan:
+        import warnings
+
+        with warnings.catch_warnings():  # isinstance() on deprecated torch aliases warns
+            warnings.simplefilter("ignore")
+            gc_extra, aggregate = probe.gc_scan_objects()
+    probe.name_modules()
+    report["optimizers"] = probe.optimizer_reports()
+    report["scalers"] = probe.scaler_reports()
+    report["modules"] = probe.module_tree()
+    for t in gc_extra:
+        probe.tensors.setdefault(id(t), t)
+
+    report["devices"] = _group_by_device(probe, aggregate, max_names)
+    report["culprit"] = _find_culprit(probe, report, user)
+    report["notes"].extend(probe.notes)
+    report["truncated"] = probe.truncated
+    report["elapsed_s"] = round(time.perf_counter() - start, 4)
+    # Release our references to the debuggee's objects before returning.
+    probe.reg.keep.clear()
+    return report
+
+
+def _tensor_entry(probe: _Probe, t, name_info) -> dict:
+    name, origin, _ = name_info if name_info else (None, "gc", 0)
+    e = {"name": name, "origin": origin, "device": _device_str(t), "shape": _shape(t),
+         "dtype": str(getattr(t, "dtype", "?")).replace("torch.", ""), "bytes": _nbytes(t)}
+    fr = probe.tensor_frames.get(id(t))
+    if fr is not None:
+        e["frame"] = fr[1]
+    return e
+
+
+_ORIGIN_ORDER = {"local": 0, "optimizer-state": 1, "parameter": 2, "buffer": 3, "attribute": 4,
+                 "grad": 5, "scaler-state": 6, "gc": 9}
+
+
+def _group_by_device(probe: _Probe, aggregate: dict, max_names: int) -> dict:
+    groups: dict[str, dict] = {}
+    for tid, t in probe.tensors.items():
+        d = _device_str(t)
+        g = groups.get(d)
+        if g is None:
+            groups[d] = g = {"count": 0, "bytes": 0, "named": 0, "tensors": [], "_cand": []}
+        g["count"] += 1
+        g["bytes"] += _nbytes(t)
+        info = probe.reg.get(t)
+        if info:
+            g["named"] += 1
+        g["_cand"].append((t, info))
+    for d, (c, b) in aggregate.items():
+        g = groups.setdefault(d, {"count": 0, "bytes": 0, "named": 0, "tensors": [], "_cand": []})
+        g["count"] += c
+        g["bytes"] += b
+    for d, g in groups.items():
+        cand = g.pop("_cand")
+        # user-visible names first; names taken from torch-internal locals (prio >= 60) last
+        cand.sort(key=lambda ti: (0 if ti[1] and ti[1][2] < 60 else 1 if ti[1] else 2,
+                                  _ORIGIN_ORDER.get(ti[1][1] if ti[1] else "gc", 9),
+                                  ti[1][2] if ti[1] else 1 << 30, ti[1][0] if ti[1] else ""))
+        shown = cand[:max_names]
+        g["tensors"] = [_tensor_entry(probe, t, info) for t, info in shown]
+        g["unlisted"] = g["count"] - len(shown)
+        if g["unlisted"] > 0:
+            probe.truncated = True
+    return dict(sorted(groups.items(), key=lambda kv: -kv[1]["bytes"]))
+
+
+# --------------------------------------------------------------------------------------------
+# Culprit
+
+
+def _home_device(probe: _Probe, candidates: list[str]) -> str | None:
+    """The device most parameter bytes live on (the device the user meant)."""
+    by_dev: dict[str, int] = {}
+    for _, root in probe.roots:
+        try:
+            for t in root.parameters():
+                d = _device_str(t)
+                by_dev[d] = by_dev.get(d, 0) + _nbytes(t) + 1
+        except Exception:  # noqa: BLE001
+            pass
+    ranked = sorted(by_dev.items(), key=lambda kv: -kv[1])
+    for d, _ in ranked:
+        if any(_same_device(d, c) for c in candidates):
+            return d
+    return None
+
+
+def _pick_odd_device(probe: _Probe, parsed: dict) -> tuple[str | None, str | None]:
+    """(odd, expected).  Wordings that say which is expected decide; otherwise a CPU tensor among
+    accelerator tensors is the odd one (the usual bug: something never moved), else the device
+    holding fewer parameters."""
+    found, expected = parsed.get("found_device"), parsed.get("expected_device")
+    devices = parsed.get("devices") or []
+    if parsed.get("family") in ("meta-expected-device",) and len(devices) == 2:
+        found = expected = None  # meta's "expected device" is just the first argument's device
+    if found and expected:
+        return found, expected
+    if found and not expected and parsed.get("family") != "meta-copy":
+        others = [d for d in devices if not _same_device(d, found)]
+        return found, others[0] if others else None
+    if len(devices) >= 2:
+        a, b = devices[0], devices[1]
+        if (a == "cpu") != (b == "cpu"):
+            return ("cpu", b if a == "cpu" else a)
+        home = _home_device(probe, devices)
+        if home:
+            odd = [d for d in devices if not _same_device(d, home)]
+            return (odd[0] if odd else None), home
+        return b, a
+    return found, expected
+
+
+def _idents(code: str) -> set:
+    return set(_IDENT.findall(code or ""))
+
+
+def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
+    err = report.get("error") or {}
+    parsed = err.get("parsed")
+    loc = report.get("location") or {}
+    if not parsed:
+        return None
+    culprit = {"family": parsed.get("family"), "op": parsed.get("op"), "argument": parsed.get("argument"),
+               "device": None, "expected_device": None, "tensors": [], "module": None,
+               "optimizer": None, "file": loc.get("file"), "line": loc.get("line"),
+               "function": loc.get("function"), "code": loc.get("code"), "hint": parsed.get("hint"),
+               "summary": ""}
+    odd, expected = _pick_odd_device(probe, parsed)
+    # Devices in messages may be unindexed ("cuda"); use the concrete device of live tensors.
+    live = list(report["devices"].keys())
+    for d in live:
+        if odd and _same_device(d, odd):
+            odd = d
+        elif expected and _same_device(d, expected):
+            expected = d
+    culprit["device"], culprit["expected_device"] = odd, expected
+    if not odd:
+        culprit["summary"] = _summary(culprit, parsed)
+        return culprit
+
+    code_names = _idents(loc.get("code", ""))
+    innermost_user_idx = user[0][0] if user else -1
+    optim_in_stack = False  # the error passed through optimizer / AMP code
+    tb = getattr(probe.exc, "__traceback__", None)
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename.replace("\\", "/")
+        if "/torch/optim/" in fn or "/torch/amp/" in fn:
+            optim_in_stack = True
+        tb = tb.tb_next
+    mism = {m["name"] for o in report["optimizers"] for m in o["mismatches"]}
+    expected_split = set()
+    for root in report["modules"]:
+        _collect_split(root, expected, expected_split)
+
+    scored = []
+    for tid, t in probe.tensors.items():
+        d = _device_str(t)
+        if not _same_device(d, odd):
+            continue
+        info = probe.reg.get(t)
+        name, origin = (info[0], info[1]) if info else (None, "gc")
+        score = 0
+        root = name.split(".")[0].split("[")[0] if name else ""
+        fr = probe.tensor_frames.get(tid)
+        library_name = bool(info) and info[2] >= 60  # only named by a torch-internal local
+        if fr is not None and fr[0] > innermost_user_idx >= 0:
+            score += 20 if library_name else 60  # an argument of the failing library call
+        if fr is not None and fr[0] == innermost_user_idx:
+            score += 40
+        if root and root in code_names:
+            score += 50
+        if name in mism:
+            score += 90 if optim_in_stack else 30
+        if origin in ("parameter", "buffer", "attribute") and name:
+            owner = name.rsplit(".", 1)[0]
+            if any(owner == s or owner.startswith(s + ".") for s in expected_split):
+                score += 45
+            if origin == "attribute":
+                score += 10  # an unregistered tensor attribute never follows Module.to()
+        if origin == "grad":
+            score -= 20
+        if not name:
+            score -= 50
+        elif library_name:
+            score -= 10
+        scored.append((score, name or "", t, info, library_name or not name))
+    scored.sort(key=lambda s: (-s[0], -_nbytes(s[2]), s[1]))
+    positive = [s for s in scored if s[0] > 0]
+    # Names of torch-internal locals (`mat2`, `args[1]`) only when nothing better is known.
+    top = ([s for s in positive if not s[4]] or positive or scored[:3])[:_MAX_CULPRITS]
+    culprit["tensors"] = [dict(_tensor_entry(probe, t, info), score=sc) for sc, _, t, info, _ in top]
+
+    best = culprit["tensors"][0] if culprit["tensors"] else None
+    if best and best.get("name") and best["origin"] in ("parameter", "buffer", "attribute", "grad"):
+        owner = best["name"].rsplit(".", 1)[0]
+        if best["origin"] == "grad":
+            owner = owner.rsplit(".", 1)[0]
+        culprit["module"] = owner
+    if best and best.get("origin") == "optimizer-state":
+        culprit["optimizer"] = best["name"].split(".state[")[0]
+    culprit["summary"] = _summary(culprit, parsed)
+    return culprit
+
+
+def _collect_split(node: dict, expected: str | None, out: set):
+    """Modules holding tensors on the odd device while their parent is on the expected one."""
+    devs = node.get("devices") or {}
+    if node.get("split") or (expected and any(_same_device(d, expected) for d in devs)):
+        for k in node.get("children", []):
+            kd = k.get("devices") or {}
+            if kd and expected and not any(_same_device(d, expected) for d in kd):
+                out.add(k["name"])
+            _collect_split(k, expected, out)
+        od = node.get("own_devices") or {}
+        if od and expected and not any(_same_device(d, expected) for d in od) and node.get("split"):
+            out.add(node["name"])
+
+
+def _summary(c: dict, parsed: dict) -> str:
+    where = f" at {os.path.basename(c['file'] or '?')}:{c['line']}" if c.get("line") else ""
+    if not c.get("tensors"):
+        base = parsed.get("hint") or f"cross-device error ({parsed.get('family')})"
+        if c.get("device") and c.get("expected_device"):
+            base = f"something on {c['device']} met {c['expected_device']}: {base}"
+        return base + where
+    t = c["tensors"][0]
+    what = t["name"] or f"an unnamed {t['dtype']}{t['shape']} tensor"
+    kind = {"parameter": "parameter", "buffer": "buffer", "attribute": "plain tensor attribute",
+            "optimizer-state": "optimizer state", "grad": "gradient", "local": "tensor",
+            "scaler-state": "GradScaler state"}.get(t["origin"], "tensor")
+    s = f"{what} ({kind}) is on {t['device']}"
+    if c.get("expected_device"):
+        s += f", the rest is on {c['expected_device']}"
+    if c.get("module") and t["origin"] != "optimizer-state":
+        s += f"; module {c['module']} was not moved"
+    return s + where
+
+
+def placement_report_json(exc=None, **kwargs) -> str:
+    """Compact JSON; never raises (a failure is reported inside the JSON)."""
+    try:
+        rep = placement_report(exc, **kwargs)
+    except Exception as e:  # noqa: BLE001 - the probe must never break the debuggee
+        rep = {"version": REPORT_VERSION, "tool": "devflow", "probe_error": f"{type(e).__name__}: {e}"}
+    return json.dumps(rep, separators=(",", ":"), default=str)
