@@ -25,14 +25,40 @@ class Analysis:
     seconds: float
 
 
+def with_settings(config, settings: Settings):
+    """The editor's --select / --ignore on top of the file's config, as on the command line."""
+    if config is None or not (settings.select or settings.ignore):
+        return config
+    try:
+        return config.with_overrides(select=list(settings.select) or None, ignore=list(settings.ignore) or None)
+    except Exception as e:
+        log.warning("devflow: ignoring the editor's select/ignore options: %s", e)
+        return config
+
+
+def _filter(diagnostics, config, path, settings: Settings):
+    """select / ignore / severity again on top of check_source (idempotent), so that the editor's
+    options and a reloaded config always apply."""
+    out = []
+    for d in diagnostics:
+        if not settings.selects(d.code):
+            continue
+        if config is not None and hasattr(config, "is_enabled"):
+            if not config.is_enabled(d.code, path):
+                continue
+            d = replace(d, severity=config.severity_for(d.code, d.severity))
+        out.append(d)
+    return out
+
+
 def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation: int) -> Analysis:
     start = time.perf_counter()
     try:
-        config = configs.for_path(snapshot.path, settings.config_path)
+        config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
         result = api.check_source(snapshot.source, snapshot.path, config)
         if not isinstance(result, FileResult):
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
-        result = replace(result, diagnostics=[d for d in result.diagnostics if settings.selects(d.code)])
+        result = replace(result, diagnostics=_filter(result.diagnostics, config, snapshot.path, settings))
     except Exception as e:  # the contract says never raises; the server must survive if it does
         log.exception("devflow: analysis of %s failed", snapshot.uri)
         result = FileResult(path=snapshot.path, error=f"devflow could not analyse this file ({type(e).__name__}: {e})")

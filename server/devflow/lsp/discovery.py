@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pathspec
 
-from devflow.lsp.project_config import ConfigCache, nearest_pyproject
+from devflow.lsp.project_config import ConfigCache
 
 log = logging.getLogger("devflow.lsp")
 SUFFIXES = (".py", ".pyi", ".ipynb")
@@ -21,31 +21,22 @@ _SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache
               ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"}
 
 
-def _excludes(config) -> list[str]:
-    patterns = getattr(config, "exclude", None) or ()
-    extra = getattr(config, "extend_exclude", None) or ()
-    return [str(p) for p in (*patterns, *extra)]
-
-
-def _cli_discover(roots: list[Path], configs: ConfigCache, explicit: str | None):
+def _cli_discover(roots: list[Path], explicit: str | None) -> list[Path] | None:
     try:
-        from devflow import discovery
+        from devflow.config import ConfigResolver
+        from devflow.discovery import discover as cli_discover
     except ImportError:
         return None
-    fn = getattr(discovery, "discover", None) or getattr(discovery, "iter_files", None)
-    if fn is None:
-        return None
     try:
-        config = configs.for_path(str(roots[0] / "x.py"), explicit) if roots else None
-        return [Path(p) for p in fn([str(r) for r in roots], config)]
-    except Exception as e:
+        return [Path(p) for p in cli_discover([str(r) for r in roots], ConfigResolver(explicit=explicit))]
+    except Exception as e:  # e.g. a broken [tool.devflow]: walk with the defaults instead
         log.info("devflow: the CLI's file discovery failed (%s); using the server's own", e)
         return None
 
 
 def discover(roots: Iterable[Path], configs: ConfigCache, explicit_config: str | None = None) -> list[Path]:
     roots = [Path(r) for r in roots]
-    found = _cli_discover(roots, configs, explicit_config)
+    found = _cli_discover(roots, explicit_config)
     if found is not None:
         return found
     out: list[Path] = []
@@ -66,10 +57,9 @@ def _spec_for(folder: Path) -> pathspec.PathSpec | None:
 
 
 def _walk(root: Path, configs: ConfigCache, explicit: str | None) -> list[Path]:
-    pyproject = Path(explicit) if explicit else nearest_pyproject(str(root / "x.py"))
-    config = configs.for_path(str(root / "x.py"), explicit)
-    exclude_base = pyproject.parent if pyproject else root
-    exclude = pathspec.GitIgnoreSpec.from_lines(_excludes(config)) if _excludes(config) else None
+    config = configs.for_path(str(root / "__init__.py"), explicit)
+    is_excluded = getattr(config, "is_excluded", None)
+    use_gitignore = getattr(config, "respect_gitignore", True)
     ignores: list[tuple[Path, pathspec.PathSpec]] = []  # (folder, its .gitignore)
     out: list[Path] = []
 
@@ -79,15 +69,11 @@ def _walk(root: Path, configs: ConfigCache, explicit: str | None) -> list[Path]:
                 rel = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
                 if spec.match_file(rel):
                     return True
-        if exclude is not None and exclude_base in path.parents:
-            rel = path.relative_to(exclude_base).as_posix() + ("/" if is_dir else "")
-            if exclude.match_file(rel):
-                return True
-        return False
+        return bool(is_excluded and is_excluded(path))
 
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        spec = _spec_for(here)
+        spec = _spec_for(here) if use_gitignore else None
         if spec is not None:
             ignores.append((here, spec))
         dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not ignored(here / d, True))

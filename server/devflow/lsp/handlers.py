@@ -22,7 +22,8 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     # -- lifecycle ------------------------------------------------------------------------------
     @ls.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
-        logs.install(ls, asyncio.get_running_loop(), ls.cli_settings.log_level)
+        ls.loop = asyncio.get_running_loop()
+        logs.install(ls, ls.loop, ls.cli_settings.log_level)
         opts = params.initialization_options
         if isinstance(opts, dict) and isinstance(opts.get("settings"), dict):
             ls.settings = from_client(opts, ls.cli_settings)

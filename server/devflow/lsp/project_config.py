@@ -1,6 +1,6 @@
-"""`[tool.devflow]` for the files the server checks: the nearest pyproject.toml above a file
-(or the one given by `--config`), loaded with `devflow.config.load_config` and cached until a
-pyproject.toml changes."""
+"""`[tool.devflow]` for the files the server checks: the nearest pyproject.toml with that table
+above a file (or the `--config` file), read by `devflow.config.load_config`, cached per folder
+until a pyproject.toml changes. A broken table is reported once and the defaults are used."""
 
 from __future__ import annotations
 
@@ -12,6 +12,54 @@ from typing import Any
 log = logging.getLogger("devflow.lsp")
 
 
+class ConfigCache:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_folder: dict[str, Any] = {}
+        self._errors: list[str] = []
+        self._reported: set[str] = set()
+
+    def clear(self) -> None:
+        with self._lock:
+            self._by_folder.clear()
+            self._reported.clear()
+
+    def take_errors(self) -> list[str]:
+        """Config problems not yet shown to the user."""
+        with self._lock:
+            errors, self._errors = self._errors, []
+        return errors
+
+    def for_path(self, path: str | None, explicit: str | None = None) -> Any:
+        """The Config for a file (None: the engine's defaults, or no config module). Never raises."""
+        key = explicit or (str(Path(path).parent) if path else "")
+        with self._lock:
+            if key in self._by_folder:
+                return self._by_folder[key]
+        config = self._load(explicit or path)
+        with self._lock:
+            self._by_folder[key] = config
+        return config
+
+    def _load(self, start: str | None) -> Any:
+        try:
+            from devflow.config import load_config
+        except ImportError:
+            return None
+        if start is None:
+            return None  # an untitled buffer: the defaults
+        try:
+            return load_config(start)
+        except Exception as e:  # a bad [tool.devflow] must not stop the linting
+            msg = f"devflow: [tool.devflow] is not usable, using the defaults: {e}"
+            log.warning("%s", msg)
+            with self._lock:
+                if msg not in self._reported:
+                    self._reported.add(msg)
+                    self._errors.append(msg)
+            return None
+
+
 def nearest_pyproject(path: str | None) -> Path | None:
     if not path:
         return None
@@ -21,37 +69,3 @@ def nearest_pyproject(path: str | None) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-class ConfigCache:
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_file: dict[Path | None, Any] = {}
-
-    def clear(self) -> None:
-        with self._lock:
-            self._by_file.clear()
-
-    def for_path(self, path: str | None, explicit: str | None = None) -> Any:
-        """The Config for a file (None: devflow's defaults). Never raises: a broken
-        pyproject.toml is logged and the defaults are used."""
-        pyproject = Path(explicit) if explicit else nearest_pyproject(path)
-        with self._lock:
-            if pyproject in self._by_file:
-                return self._by_file[pyproject]
-        config = self._load(pyproject, path)
-        with self._lock:
-            self._by_file[pyproject] = config
-        return config
-
-    @staticmethod
-    def _load(pyproject: Path | None, path: str | None) -> Any:
-        try:
-            from devflow.config import load_config
-        except ImportError:  # the CLI part has not landed: engine defaults
-            return None
-        try:
-            return load_config(str(pyproject) if pyproject else path)
-        except Exception as e:  # a bad [tool.devflow] must not stop the linting
-            log.warning("devflow: could not read [tool.devflow] from %s: %s; using the defaults", pyproject, e)
-            return None

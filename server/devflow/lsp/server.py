@@ -46,6 +46,7 @@ class DevflowServer(LanguageServer):
         self.settings_from_init = False
         self.pushed: set[str] = set()  # documents we published non-empty diagnostics to
         self._reported_rule_errors: set[tuple[str, str]] = set()
+        self.loop: asyncio.AbstractEventLoop | None = None
 
     # -- capabilities -------------------------------------------------------------------------
     @property
@@ -112,6 +113,9 @@ class DevflowServer(LanguageServer):
             if (snapshot.uri, err) not in self._reported_rule_errors:
                 self._reported_rule_errors.add((snapshot.uri, err))
                 log.warning("devflow: a rule failed on %s and was skipped: %s", snapshot.uri, err)
+        for msg in self.configs.take_errors():  # the user must fix their pyproject.toml
+            self.loop.call_soon_threadsafe(self.window_show_message, types.ShowMessageParams(
+                type=types.MessageType.Warning, message=msg))
         if result.result.error:
             log.info("devflow: %s: %s", snapshot.uri, result.result.error)
         log.debug("devflow: analysed %s v%s in %.1f ms", snapshot.uri, snapshot.version, result.seconds * 1000)

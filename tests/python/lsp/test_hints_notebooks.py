@@ -1,0 +1,92 @@
+"""Hover, inlay hints and notebook documents."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp_harness import CANONICAL, HEAD_LINE, edits_for
+
+URI = "file:///tmp/devflow-lsp-test/hover.py"
+NB = "file:///tmp/devflow-lsp-test/train.ipynb"
+
+
+def _cell(i: int) -> str:
+    return f"vscode-notebook-cell:/tmp/devflow-lsp-test/train.ipynb#C{i}"
+
+
+async def test_hover_shows_device_and_reason(start):
+    s = await start(profile="visual-studio-code", encoding="utf-16")
+    s.open(URI, CANONICAL)
+    await s.diagnostics(URI)
+    hover = await s.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(URI), position=types.Position(HEAD_LINE, 8)))
+    assert hover is not None
+    assert hover.contents.kind == types.MarkupKind.Markdown
+    text = hover.contents.value
+    assert "cpu" in text and "devflow" in text
+    assert hover.range.start.line == HEAD_LINE
+    # Somewhere with nothing to say: no hover.
+    empty = await s.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(URI), position=types.Position(2, 0)))
+    assert empty is None
+
+
+async def test_inlay_hints_off_by_default_then_on(start):
+    s = await start(profile="neovim", encoding="utf-8")
+    s.open(URI, CANONICAL)
+    whole = types.Range(types.Position(0, 0), types.Position(20, 0))
+    params = types.InlayHintParams(text_document=types.TextDocumentIdentifier(URI), range=whole)
+    assert not await s.client.text_document_inlay_hint_async(params)
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"devflow": {"inlayHints": {"enable": True}}}))
+    hints = await s.client.text_document_inlay_hint_async(params)
+    assert hints, "no inlay hints once enabled"
+    head = [h for h in hints if h.position.line == HEAD_LINE]
+    assert head and "cpu" in str(head[0].label)
+    line = CANONICAL.split("\n")[HEAD_LINE]
+    assert 0 < head[0].position.character <= len(line)
+
+
+async def test_notebook_cells_analysed_as_one_program(start):
+    s = await start(profile="visual-studio-code", encoding="utf-16", notebooks=True)
+    assert s.capabilities.notebook_document_sync is not None
+    lines = CANONICAL.split("\n")
+    cells = ["\n".join(lines[0:4]), "## Model\nmarkdown text", "\n".join(lines[4:6]), "\n".join(lines[6:])]
+    kinds = [types.NotebookCellKind.Code, types.NotebookCellKind.Markup, types.NotebookCellKind.Code, types.NotebookCellKind.Code]
+    s.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=NB, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=k, document=_cell(i)) for i, k in enumerate(kinds)]),
+        cell_text_documents=[
+            types.TextDocumentItem(uri=_cell(i), language_id="python" if k == types.NotebookCellKind.Code else "markdown", version=1, text=c)
+            for i, (c, k) in enumerate(zip(cells, kinds))]))
+    for i, c in enumerate(cells):
+        s.texts[_cell(i)], s.versions[_cell(i)] = c, 1
+    last = await s.wait_published(_cell(3), lambda p: any(d.code == "DEV101" for d in p.diagnostics))
+    d = next(d for d in last.diagnostics if d.code == "DEV101")
+    assert d.range.start.line == 0  # first line of the last cell
+    for rel in d.related_information or []:  # "moved here" points into the model cell
+        assert rel.location.uri == _cell(2)
+    first = await s.wait_published(_cell(0), lambda p: True)
+    assert not first.diagnostics
+
+    # The quick fix edits the right cell.
+    actions = await s.code_actions(_cell(3), d.range, [d])
+    fix = next(a for a in actions if a.is_preferred)
+    assert edits_for(fix.edit, _cell(3)) and not edits_for(fix.edit, _cell(2))
+
+    # Editing a cell re-checks the notebook: delete the bad line.
+    n = len(s.published)
+    s.client.notebook_document_did_change(types.DidChangeNotebookDocumentParams(
+        notebook_document=types.VersionedNotebookDocumentIdentifier(uri=NB, version=2),
+        change=types.NotebookDocumentChangeEvent(cells=types.NotebookDocumentCellChanges(text_content=[
+            types.NotebookDocumentCellContentChanges(
+                document=types.VersionedTextDocumentIdentifier(uri=_cell(3), version=2),
+                changes=[types.TextDocumentContentChangePartial(
+                    range=types.Range(types.Position(0, 0), types.Position(1, 0)), text="")])]))))
+    await s.wait_published(_cell(3), lambda p: s.published.index(p) >= n and p.version == 2 and not p.diagnostics)
+
+    # Hover works inside cells too.
+    hover = await s.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(_cell(2)), position=types.Position(1, 2)))
+    assert hover is not None and hover.range.start.line == 1

@@ -1,0 +1,156 @@
+"""devflow.checkWorkspace / devflow.checkFile, config reload, and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import textwrap
+from pathlib import Path
+
+from lsprotocol import types
+
+from lsp_harness import CANONICAL, HEAD_LINE, ROOT
+
+
+def _project(tmp: Path) -> Path:
+    (tmp / "pkg").mkdir()
+    (tmp / "pkg" / "train.py").write_text(CANONICAL)
+    (tmp / "pkg" / "clean.py").write_text("import torch\nx = torch.zeros(3)\n")
+    (tmp / "pkg" / "empty.py").write_text("")
+    (tmp / "pkg" / "latin1.py").write_bytes(b"x = '\xe9\xff'\n")  # not UTF-8, no coding cookie
+    (tmp / "generated").mkdir()
+    (tmp / "generated" / "gen.py").write_text(CANONICAL)  # .gitignore'd
+    (tmp / "legacy").mkdir()
+    (tmp / "legacy" / "old.py").write_text(CANONICAL)  # excluded by [tool.devflow]
+    (tmp / ".gitignore").write_text("generated/\n")
+    (tmp / "pyproject.toml").write_text('[tool.devflow]\nextend-exclude = ["legacy/"]\n')
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": src}
+             for src in ("\n".join(CANONICAL.split("\n")[:6]), "\n".join(CANONICAL.split("\n")[6:]))]
+    (tmp / "pkg" / "nb.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return tmp
+
+
+async def test_check_workspace_with_progress(start, tmp_path):
+    root = _project(tmp_path)
+    s = await start(profile="visual-studio-code", encoding="utf-16", root=root)
+    result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkWorkspace", arguments=[]))
+    assert result["files"] == 5, result  # train, clean, empty, latin1, nb (not gen.py, not old.py)
+    uris = {p.uri for p in s.published}
+    train = (root / "pkg" / "train.py").as_uri()
+    assert train in uris
+    assert (root / "generated" / "gen.py").as_uri() not in uris
+    assert (root / "legacy" / "old.py").as_uri() not in uris
+    by_uri = {p.uri: list(p.diagnostics) for p in s.published}
+    assert [d.range.start.line for d in by_uri[train] if d.code == "DEV101"] == [HEAD_LINE]
+    assert any(d.code == "DEV101" for d in by_uri[(root / "pkg" / "nb.ipynb").as_uri()])
+    latin1 = by_uri[(root / "pkg" / "latin1.py").as_uri()]
+    assert len(latin1) == 1 and "decode" in latin1[0].message and latin1[0].severity == types.DiagnosticSeverity.Information
+    assert by_uri[(root / "pkg" / "empty.py").as_uri()] == []
+    assert result["diagnostics"] == sum(len(v) for v in by_uri.values())
+    # Work-done progress: begin, reports, end.
+    (reports,) = s.client.progress_reports.values()
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].cancellable
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and "5/5" in reports[-1].message
+
+
+async def test_check_workspace_on_given_uris_and_check_file(start, tmp_path):
+    root = _project(tmp_path)
+    s = await start(profile="neovim", encoding="utf-8", root=root)
+    pkg = (root / "pkg").as_uri()
+    result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkWorkspace", arguments=[[pkg]]))
+    assert result["files"] == 5
+    train = (root / "pkg" / "train.py").as_uri()
+    result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkFile", arguments=[train]))
+    assert result == {"diagnostics": 1}
+
+
+async def test_check_workspace_cancel(start, tmp_path):
+    for i in range(300):
+        (tmp_path / f"m{i:03}.py").write_text(CANONICAL + "".join(f"v{j} = torch.zeros(2)\n" for j in range(300)))
+    s = await start(profile="visual-studio-code", encoding="utf-16", root=tmp_path)
+    task = asyncio.ensure_future(s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkWorkspace", arguments=[])))
+    while not s.client.progress_reports:
+        await asyncio.sleep(0.01)
+    (token,) = s.client.progress_reports
+    s.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    result = await task
+    assert result.get("cancelled") is True and result["files"] < 300
+    assert isinstance(s.client.progress_reports[token][-1], types.WorkDoneProgressEnd)
+
+
+async def test_pyproject_change_reloads_config(start, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.devflow]\n")
+    path = tmp_path / "train.py"
+    path.write_text(CANONICAL)
+    s = await start(profile="visual-studio-code", encoding="utf-16", root=tmp_path)
+    # The server watches pyproject.toml files (dynamic registration, right after `initialized`).
+    for _ in range(500):
+        if s.client.registrations:
+            break
+        await asyncio.sleep(0.01)
+    assert any(r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES for r in s.client.registrations)
+    uri = path.as_uri()
+    s.open(uri, CANONICAL)
+    assert any(d.code == "DEV101" for d in await s.diagnostics(uri))
+    n = len(s.published)
+    (tmp_path / "pyproject.toml").write_text('[tool.devflow]\nignore = ["DEV101"]\n')
+    s.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(tmp_path / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
+    await s.wait_published(uri, lambda p: s.published.index(p) >= n and not any(d.code == "DEV101" for d in p.diagnostics))
+    # A broken table: the user is told once, the defaults apply.
+    (tmp_path / "pyproject.toml").write_text('[tool.devflow]\nselect = "DEV1"\nignore = 3\n')
+    s.client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(changes=[
+        types.FileEvent(uri=(tmp_path / "pyproject.toml").as_uri(), type=types.FileChangeType.Changed)]))
+    await s.wait_published(uri, lambda p: any(d.code == "DEV101" for d in p.diagnostics))
+    for _ in range(200):
+        if s.client.messages:
+            break
+        await asyncio.sleep(0.01)
+    assert s.client.messages and "tool.devflow" in s.client.messages[0].message
+
+
+async def test_configuration_pulled_on_change(start):
+    uri = "file:///tmp/devflow-lsp-test/cfg.py"
+    s = await start(profile="emacs", encoding="utf-32", configuration={"devflow": {"args": ["--ignore", "DEV1"]}})
+    s.open(uri, CANONICAL)
+    await asyncio.sleep(0.2)
+    assert [d for d in await s.diagnostics(uri) if d.code == "DEV101"] == []
+    s.client.set_configuration({"devflow": {"severity": {"DEV101": "warning"}}})
+    n = len(s.published)
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    p = await s.wait_published(uri, lambda p: s.published.index(p) >= n and p.diagnostics)
+    assert next(d for d in p.diagnostics if d.code == "DEV101").severity == types.DiagnosticSeverity.Warning
+
+
+async def test_bad_input_never_kills_the_server(start, tmp_path):
+    s = await start(profile="visual-studio-code", encoding="utf-16", settings={"debounceMs": 0})
+    uri = "file:///tmp/devflow-lsp-test/bad.py"
+    # Syntax error mid-typing: a clear, low-key message; no crash.
+    s.open(uri, CANONICAL.replace("model.to(device)", "model.to(device"))
+    diags = await s.diagnostics(uri)
+    assert len(diags) == 1 and diags[0].severity == types.DiagnosticSeverity.Information
+    assert "devflow" in diags[0].message
+    # Fixed again: findings come back.
+    s.replace_all(uri, CANONICAL)
+    assert any(d.code == "DEV101" for d in await s.diagnostics(uri))
+    # Empty file.
+    s.replace_all(uri, "")
+    assert await s.diagnostics(uri) == []
+    # A 50,000-line file: the server keeps answering while it is checked.
+    big = "file:///tmp/devflow-lsp-test/big.py"
+    s.open(big, CANONICAL + "".join(f"t{i} = torch.ones({i % 5 + 1}, device=device)\n" for i in range(50_000)))
+    hover = await asyncio.wait_for(s.client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri), position=types.Position(0, 0))), 30)
+    assert hover is None
+    big_diags = await s.diagnostics(big, timeout=120)
+    assert any(d.code == "DEV101" for d in big_diags)
+    # Garbage: a notebook cell URI that is not open, code actions on closed documents.
+    assert await s.code_actions("file:///nope.py", types.Range(types.Position(0, 0), types.Position(0, 0)), []) == []
+    # Still alive.
+    s.replace_all(uri, CANONICAL)
+    assert any(d.code == "DEV101" for d in await s.diagnostics(uri))
