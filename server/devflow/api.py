@@ -1,17 +1,408 @@
-"""What the CLI and the language server call (placeholder until the CLI issue lands).
+"""What the CLI and the language server call.
 
-- `check_source(source, path=None, config=None) -> FileResult`: engine + `# noqa` + select/ignore
-  + severity overrides from `[tool.devflow]`. Never raises.
-- `check_path(path, config=None) -> FileResult`: reads a `.py` or `.ipynb` file (undecodable or
-  unreadable files become `FileResult.error`).
-- `apply_fixes(source, diagnostics, unsafe=False) -> str`: applies the non-overlapping fixes.
+- `check_source(source, path=None, config=None) -> FileResult`: the engine's findings less
+  `# noqa` suppressions and rules not selected for `path` (select / ignore / per-file-ignores),
+  with `severity` overrides applied. Never raises: an internal failure becomes
+  `FileResult.error` (code E000).
+- `check_path(path, config=None) -> FileResult`: reads a `.py` file (encoding detected like
+  Python's own: BOM or PEP 263 cookie, else UTF-8) or an `.ipynb` notebook (code cells joined;
+  the result's lines are those of the joined program, see `devflow.notebook`). A file that cannot
+  be read, decoded or parsed as a notebook becomes `FileResult.error` (code E902).
+- `apply_fixes(source, diagnostics, unsafe=False) -> (new_source, fixes_applied)`: applies the
+  safe fixes (and the unsafe ones with `unsafe=True`), skipping a fix that overlaps one already
+  taken, then re-checks and repeats (a few rounds, as ruff does). A round whose result no longer
+  parses is undone fix by fix.
+- `error_code(result)`: the pseudo-code of a file-level error: E902 (cannot read / decode /
+  not a notebook), E999 (syntax error), E000 (internal error), or None.
+
+`check_file` / `fix_file` do the same for the CLI with what it needs to print and write back.
 """
 
 from __future__ import annotations
 
-from devflow import engine
-from devflow.model import FileResult
+import ast
+import io
+import json
+import os
+import tempfile
+import tokenize
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from devflow import engine, noqa
+from devflow.config import Config
+from devflow.edits import apply_edits, overlaps
+from devflow.model import Diagnostic, Edit, FileResult, Fix, Span
+from devflow.notebook import JoinedCells, join_cells
+
+E_INTERNAL, E_IO, E_SYNTAX = "E000", "E902", "E999"
+PSEUDO_CODES = {
+    E_INTERNAL: "internal error in devflow while checking this file",
+    E_IO: "the file could not be read, decoded, or parsed as a notebook",
+    E_SYNTAX: "the file is not valid Python",
+}
+MAX_FIX_ROUNDS = 4
 
 
-def check_source(source: str, path: str | None = None, config=None) -> FileResult:
-    return engine.analyze(source, path)
+def error_code(result: FileResult) -> str | None:
+    if result.error is None:
+        return None
+    return getattr(result, "error_code", None) or E_SYNTAX
+
+
+def _failed(path: str | None, code: str, message: str, span: Span | None = None) -> FileResult:
+    result = FileResult(path=path, error=message, error_span=span)
+    result.error_code = code  # type: ignore[attr-defined]  # read back by error_code()
+    return result
+
+
+# -- checking -------------------------------------------------------------------------------------
+
+def _filter(result: FileResult, source: str, path: str | None, config: Config | None) -> FileResult:
+    config = config or Config()
+    kept = []
+    for d in noqa.filter_diagnostics(source, result.diagnostics):
+        if not config.is_enabled(d.code, path):
+            continue
+        level = config.severity_for(d.code, d.severity)
+        kept.append(d if level == d.severity else replace(d, severity=level))
+    result.diagnostics = kept
+    return result
+
+
+def check_source(source: str, path: str | None = None, config: Config | None = None) -> FileResult:
+    try:
+        result = engine.analyze(source, path)
+        if result.error is not None:
+            result.error_code = getattr(result, "error_code", None) or E_SYNTAX  # type: ignore[attr-defined]
+            result.diagnostics = []
+            return result
+        return _filter(result, source, path, config)
+    except RecursionError:
+        return _failed(path, E_INTERNAL, "internal error: the code is nested too deeply to analyse")
+    except Exception as e:  # noqa: BLE001 - the contract: never raise, say what happened
+        return _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}")
+
+
+@dataclass
+class SourceFile:
+    """A file as read from disk: its text, how to write it back, and its cells for a notebook."""
+
+    path: str
+    text: str  # the Python program (for a notebook: the joined code cells)
+    encoding: str = "utf-8"
+    notebook: dict | None = None
+    cell_indices: tuple[int, ...] = ()  # index in notebook["cells"] of each joined code cell
+    cells: JoinedCells | None = None
+    raw_json: str = ""
+
+
+class FileProblem(Exception):
+    """A file that cannot be checked; the message is one clear line for the user."""
+
+
+def _describe_os_error(e: OSError) -> str:
+    return f"cannot read file: {e.strerror or e}"
+
+
+def _decode_python(data: bytes) -> tuple[str, str]:
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as e:
+        raise FileProblem(f"cannot decode file: {e.msg if hasattr(e, 'msg') else e}") from None
+    try:
+        return data.decode(encoding), encoding
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+        hint = "" if encoding != "utf-8" else " (declare the encoding with a `# -*- coding: ... -*-` line)"
+        raise FileProblem(f"cannot decode file as {encoding}: invalid byte 0x{data[e.start]:02x} at line {line}, "
+                          f"column {col}{hint}") from None
+    except LookupError:
+        raise FileProblem(f"cannot decode file: unknown encoding {encoding!r}") from None
+
+
+def _notebook(path: str, data: bytes) -> SourceFile:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise FileProblem(f"not a valid notebook: not UTF-8 (invalid byte at offset {e.start})") from None
+    try:
+        nb = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise FileProblem(f"not a valid notebook: JSON error at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise FileProblem("not a valid notebook: no 'cells' list")
+    indices, sources = [], []
+    for i, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict):
+            raise FileProblem(f"not a valid notebook: cell {i + 1} is not an object")
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        if isinstance(src, list) and all(isinstance(s, str) for s in src):
+            src = "".join(src)
+        elif not isinstance(src, str):
+            raise FileProblem(f"not a valid notebook: cell {i + 1} has a source that is not text")
+        indices.append(i)
+        sources.append(src)
+    joined = join_cells(sources)
+    return SourceFile(path, joined.source, "utf-8", nb, tuple(indices), joined, text)
+
+
+def read_source(path: str) -> SourceFile:
+    """Raises FileProblem with a one-line reason when the file cannot be checked."""
+    try:
+        data = Path(path).read_bytes()
+    except IsADirectoryError:
+        raise FileProblem("cannot read file: is a directory") from None
+    except FileNotFoundError:
+        raise FileProblem("no such file or directory") from None
+    except OSError as e:
+        raise FileProblem(_describe_os_error(e)) from None
+    if path.endswith(".ipynb"):
+        return _notebook(path, data)
+    text, encoding = _decode_python(data)
+    return SourceFile(path, text, encoding)
+
+
+def check_path(path: str, config: Config | None = None) -> FileResult:
+    try:
+        src = read_source(str(path))
+    except FileProblem as e:
+        return _failed(str(path), E_IO, str(e))
+    except Exception as e:  # noqa: BLE001
+        return _failed(str(path), E_INTERNAL, f"internal error: {type(e).__name__}: {e}")
+    return check_source(src.text, str(path), config)
+
+
+# -- fixing ---------------------------------------------------------------------------------------
+
+def _fixes_to_apply(diagnostics: list[Diagnostic], unsafe: bool) -> list[tuple[Fix, int]]:
+    """Non-overlapping fixes in source order, each with how many diagnostics it resolves."""
+    ordered = sorted((d for d in diagnostics if d.fix is not None and (unsafe or d.fix.applicability == "safe")),
+                     key=lambda d: (d.span.line, d.span.col))
+    taken: list[tuple[Fix, int]] = []
+    for d in ordered:
+        fix = d.fix
+        assert fix is not None
+        same = next((i for i, (f, _) in enumerate(taken) if f.edits == fix.edits), None)
+        if same is not None:  # two findings with one remedy: applied once, both resolved
+            taken[same] = (taken[same][0], taken[same][1] + 1)
+            continue
+        clash = any(overlaps(a.span, b.span) or a.span == b.span for f, _ in taken for a in f.edits for b in fix.edits)
+        if not clash and fix.edits:
+            taken.append((fix, 1))
+    return taken
+
+
+def _parses(source: str) -> bool:
+    try:
+        ast.parse(source)
+        return True
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+
+
+class _Program:
+    """A Python file's text, edited as a whole."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def edited(self, edits: list[Edit]) -> _Program:
+        return _Program(apply_edits(self.text, edits))
+
+
+class CellSpanError(ValueError):
+    pass
+
+
+class _Cells:
+    """A notebook's code cells: analysed joined, edited cell by cell (an edit may not span cells)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.texts = texts
+        self.joined = join_cells(texts)
+        self.text = self.joined.source
+
+    def edited(self, edits: list[Edit]) -> _Cells:
+        per_cell: dict[int, list[Edit]] = {}
+        for e in edits:
+            c0, l0 = self.joined.to_cell(e.span.line)
+            c1, l1 = self.joined.to_cell(e.span.end_line)
+            if c1 == c0 + 1 and e.span.end_col == 0 and l1 == 1:  # ends where the next cell starts
+                c1, l1 = c0, e.span.end_line - self.joined.cell_starts[c0] + 1
+            if c1 != c0:
+                raise CellSpanError(f"a fix spans cells {c0 + 1} and {c1 + 1}; not applied")
+            per_cell.setdefault(c0, []).append(Edit(Span(l0, e.span.col, l1, e.span.end_col), e.new_text))
+        texts = list(self.texts)
+        for c, cell_edits in per_cell.items():
+            texts[c] = apply_edits(texts[c], cell_edits)
+        return _Cells(texts)
+
+
+def _apply_round(doc, fixes: list[tuple[Fix, int]], notes: list[str]):
+    """All fixes at once; if that breaks the syntax, the first fix alone that keeps it valid
+    (later fixes' positions refer to the old text: the next round re-checks and takes them)."""
+    try:
+        out = doc.edited([e for f, _ in fixes for e in f.edits])
+        if _parses(out.text):
+            return out, sum(n for _, n in fixes)
+    except CellSpanError:
+        pass
+    except ValueError:
+        pass
+    for fix, n in fixes:
+        try:
+            candidate = doc.edited(list(fix.edits))
+        except CellSpanError as e:
+            notes.append(f"{fix.title}: {e}")
+            continue
+        except ValueError:
+            continue
+        if _parses(candidate.text):
+            return candidate, n
+        notes.append(f"{fix.title}: the fix would make the file invalid Python; not applied")
+    return doc, 0
+
+
+def _key(d: Diagnostic) -> tuple:
+    return d.code, d.span.line, d.span.col, d.message
+
+
+def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: list[str]):
+    total, seen, tried = 0, {doc.text}, set()
+    for round_ in range(MAX_FIX_ROUNDS):
+        # A finding that survives its own fix is not fixed again (no `.to(d).to(d).to(d)`).
+        pending = [d for d in diagnostics if _key(d) not in tried]
+        fixes = _fixes_to_apply(pending, unsafe)
+        if not fixes:
+            break
+        tried.update(_key(d) for d in pending if d.fix is not None)
+        new, n = _apply_round(doc, fixes, notes)
+        if n == 0 or new.text in seen:  # nothing applied, or fixes undoing each other: stop
+            break
+        seen.add(new.text)
+        doc, total = new, total + n
+        if round_ + 1 < MAX_FIX_ROUNDS:
+            diagnostics = recheck(doc.text)
+    return doc, total
+
+
+def apply_fixes(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *,
+                path: str | None = None, config: Config | None = None) -> tuple[str, int]:
+    def recheck(text: str) -> list[Diagnostic]:
+        return check_source(text, path, config).diagnostics
+
+    doc, count = _fix_loop(_Program(source), diagnostics, unsafe, recheck, [])
+    return doc.text, count
+
+
+def _cell_texts(src: SourceFile) -> list[str]:
+    assert src.notebook is not None
+    out = []
+    for i in src.cell_indices:
+        s = src.notebook["cells"][i].get("source", "")
+        out.append(("".join(s) if isinstance(s, list) else s).replace("\r\n", "\n"))
+    return out
+
+
+def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool, config: Config | None) -> tuple[int, list[str]]:
+    """Fix the code cells in `src.notebook` (in memory); (fixes applied, notes)."""
+    notes: list[str] = []
+    original = _cell_texts(src)
+
+    def recheck(text: str) -> list[Diagnostic]:
+        return check_source(text, src.path, config).diagnostics
+
+    doc, total = _fix_loop(_Cells(original), result.diagnostics, unsafe, recheck, notes)
+    for before, after, i in zip(original, doc.texts, src.cell_indices):
+        if before != after:
+            cell = src.notebook["cells"][i]  # type: ignore[index]
+            cell["source"] = after.splitlines(keepends=True) if isinstance(cell.get("source"), list) else after
+    return total, list(dict.fromkeys(notes))
+
+
+# -- files on disk (the CLI) ----------------------------------------------------------------------
+
+@dataclass
+class CheckedFile:
+    path: str
+    result: FileResult
+    cells: JoinedCells | None = None
+    fixed: int = 0
+    notes: tuple[str, ...] = ()  # fixes not applied and why, write errors, ...
+
+    @property
+    def error_code(self) -> str | None:
+        return error_code(self.result)
+
+
+def _notebook_json(src: SourceFile) -> str:
+    # Keep Jupyter's layout: the indent the file used (1 by default), non-ASCII kept, final newline.
+    raw = src.raw_json
+    second = raw.split("\n", 2)[1] if raw.count("\n") >= 1 else ""
+    indent = len(second) - len(second.lstrip(" ")) or 1
+    return json.dumps(src.notebook, indent=indent, ensure_ascii=False) + ("\n" if raw.endswith("\n") else "")
+
+
+def write_atomically(path: str, text: str, encoding: str) -> None:
+    """Replace `path`'s contents in one step (a crash leaves the old or the new file, never half),
+    keeping its permissions."""
+    target = Path(path)
+    mode = target.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".devflow-tmp", dir=str(target.parent))
+    try:
+        with os.fdopen(fd, "w", encoding=encoding, newline="") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def check_file(path: str, config: Config | None = None, fix: bool = False, unsafe: bool = False) -> CheckedFile:
+    """Check one file on disk (fixing it first when `fix`); never raises."""
+    try:
+        src = read_source(path)
+    except FileProblem as e:
+        return CheckedFile(path, _failed(path, E_IO, str(e)))
+    except Exception as e:  # noqa: BLE001
+        return CheckedFile(path, _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}"))
+    result = check_source(src.text, path, config)
+    if not fix or result.error is not None or not any(d.fix for d in result.diagnostics):
+        return CheckedFile(path, result, src.cells)
+    notes: list[str] = []
+    try:
+        if src.notebook is not None:
+            fixed, notes = _fix_notebook(src, result, unsafe, config)
+            new_text = _notebook_json(src) if fixed else None
+        else:
+            doc, fixed = _fix_loop(_Program(src.text), result.diagnostics, unsafe,
+                                   lambda text: check_source(text, path, config).diagnostics, notes)
+            new_text = doc.text if fixed else None
+        if new_text is not None:
+            write_atomically(path, new_text, src.encoding)
+    except OSError as e:
+        return CheckedFile(path, result, src.cells, 0, (f"could not write the fixes: {e.strerror or e}",))
+    except Exception as e:  # noqa: BLE001 - a broken fix must not lose the report
+        return CheckedFile(path, result, src.cells, 0, (f"fixing failed: {type(e).__name__}: {e}",))
+    if not fixed:
+        return CheckedFile(path, result, src.cells, 0, tuple(notes))
+    after = check_file(path, config)
+    return CheckedFile(path, after.result, after.cells, fixed, tuple(notes))
+
+
+def fix_file(path: str, config: Config | None = None, unsafe: bool = False) -> CheckedFile:
+    return check_file(path, config, fix=True, unsafe=unsafe)
+
+
+__all__ = [
+    "CheckedFile", "FileProblem", "PSEUDO_CODES", "SourceFile", "apply_fixes", "check_file", "check_path",
+    "check_source", "error_code", "fix_file", "read_source", "write_atomically",
+]

@@ -1,11 +1,243 @@
-"""`devflow` command line (placeholder until the CLI issue lands)."""
+"""`devflow` command line: check | serve | run | rules.
+
+    devflow check [PATH ...] [--format text|json|sarif] [--fix] [--unsafe-fixes]
+                  [--select CODES] [--ignore CODES] [--extend-select CODES]
+                  [--jobs N] [--exit-zero] [--config FILE] [--output-file FILE] [--quiet]
+    devflow serve [...]      the language server (devflow.lsp.server)
+    devflow run [...]        run a script with the runtime probe (devflow.runtime.cli)
+    devflow rules [CODE ...] the rule catalogue
+
+Exit status of `check`: 0 nothing left to report, 1 findings or files that could not be
+checked, 2 usage, configuration or internal error (as ruff).
+"""
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor
 
+from devflow import __version__
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+# Below this many files per worker a process pool costs more than it saves.
+_FILES_PER_WORKER = 4
+
+
+class UsageError(Exception):
+    pass
+
+
+def _code_list(value: str) -> list[str]:
+    return [v.strip() for v in value.replace(" ", ",").split(",") if v.strip()]
+
+
+class _Extend(argparse.Action):
+    """`--select A,B --select C` -> [A, B, C]."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        current = getattr(namespace, self.dest) or []
+        setattr(namespace, self.dest, current + _code_list(values))
+
+
+def _positive_int(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {value!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {n}")
+    return n
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="devflow",
+        description="Find, fix and explain PyTorch code that mixes devices (cpu / cuda / mps / meta).",
+    )
+    parser.add_argument("--version", action="version", version=f"devflow {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = sub.add_parser("check", help="check .py files and .ipynb notebooks",
+                           description="Check Python files and notebooks for device mixes.")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: the current folder)")
+    check.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif"),
+                       default="text", help="output format (default: text)")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes, then report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix, apply unsafe fixes too; without, show them as fixable")
+    check.add_argument("--select", action=_Extend, default=None, metavar="CODES",
+                       help="only these rules: codes or prefixes, comma-separated (DEV101,DEV2); "
+                            "replaces select in the config")
+    check.add_argument("--extend-select", action=_Extend, default=None, metavar="CODES",
+                       help="rules to add to the selection")
+    check.add_argument("--ignore", action=_Extend, default=None, metavar="CODES",
+                       help="rules to skip, added to ignore in the config")
+    check.add_argument("--jobs", "-j", type=_positive_int, default=None, metavar="N",
+                       help="worker processes (default: the number of CPUs)")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    check.add_argument("--config", metavar="FILE",
+                       help="use this pyproject.toml / devflow toml for every file (default: the "
+                            "nearest pyproject.toml with [tool.devflow] above each file)")
+    check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    check.add_argument("--quiet", "-q", action="store_true", help="text format: no summary line")
+
+    sub.add_parser("serve", help="start the language server (stdio by default)", add_help=False)
+    sub.add_parser("run", help="run a Python script and explain device errors it raises", add_help=False)
+    rules = sub.add_parser("rules", help="list the rules, or show some")
+    rules.add_argument("codes", nargs="*", metavar="CODE")
+    rules.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+# -- check ----------------------------------------------------------------------------------------
+
+def _check_one(task: tuple) -> object:
+    from devflow.api import check_file
+
+    path, config, fix, unsafe = task
+    return check_file(path, config, fix=fix, unsafe=unsafe)
+
+
+def _workers(requested: int | None, n_files: int) -> int:
+    available = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    jobs = requested or available
+    return max(1, min(jobs, -(-n_files // _FILES_PER_WORKER) if requested is None else n_files))
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from devflow.config import ConfigError, ConfigResolver
+    from devflow.discovery import discover
+    from devflow.output import Report, render
+
+    resolver = ConfigResolver(explicit=args.config, select=args.select, ignore=args.ignore,
+                              extend_select=args.extend_select)
+    paths = args.paths or ["."]
+    try:
+        files = discover(paths, resolver)
+        tasks = [(path, resolver.for_path(path), args.fix, args.unsafe_fixes) for path in files]
+    except ConfigError as e:
+        print(f"devflow: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+
+    jobs = _workers(args.jobs, len(tasks))
+    if jobs <= 1:
+        checked = [_check_one(t) for t in tasks]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            checked = list(pool.map(_check_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
+
+    report = Report(checked, fix=args.fix, unsafe_fixes=args.unsafe_fixes, quiet=args.quiet)
+    for f in checked:
+        for note in f.notes:
+            print(f"warning: {f.path}: {note}", file=sys.stderr)
+        for err in f.result.rule_errors:
+            print(f"warning: {f.path}: a rule failed and was skipped: {err}", file=sys.stderr)
+    if not files:
+        print("warning: no Python files or notebooks found under the given paths", file=sys.stderr)
+
+    text = render(report, args.format)
+    if args.output_file:
+        try:
+            with open(args.output_file, "w", encoding="utf-8") as out:
+                out.write(text)
+        except OSError as e:
+            print(f"devflow: error: cannot write {args.output_file}: {e.strerror or e}", file=sys.stderr)
+            return EXIT_ERROR
+    else:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    if args.exit_zero:
+        return EXIT_CLEAN
+    return EXIT_FINDINGS if report.remaining else EXIT_CLEAN
+
+
+# -- serve / run ----------------------------------------------------------------------------------
+
+_DELEGATES = {
+    "serve": ("devflow.lsp.server", "the language server"),
+    "run": ("devflow.runtime.cli", "the runtime probe"),
+}
+
+
+def _delegate(command: str, argv: list[str]) -> int:
+    module_name, what = _DELEGATES[command]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as e:
+        if e.name and (module_name == e.name or module_name.startswith(e.name + ".")):
+            print(f"devflow {command}: {what} is not available in this installation ({module_name} is missing)",
+                  file=sys.stderr)
+        else:
+            print(f"devflow {command}: {what} needs the Python package {e.name!r}, which is not installed",
+                  file=sys.stderr)
+        return EXIT_ERROR
+    main = getattr(module, "main", None)
+    if main is None:
+        print(f"devflow {command}: {module_name} has no main()", file=sys.stderr)
+        return EXIT_ERROR
+    result = main(argv)
+    return int(result or 0)
+
+
+# -- rules ----------------------------------------------------------------------------------------
+
+def run_rules(args: argparse.Namespace) -> int:
+    import json
+
+    try:
+        from devflow.rules import RULES, doc_url
+    except ImportError:
+        print("devflow rules: the rule table is not available", file=sys.stderr)
+        return EXIT_ERROR
+    codes = [c.upper() for c in args.codes] or sorted(RULES)
+    chosen = [RULES[c] for c in sorted(RULES) if any(c.startswith(p) for p in codes)]
+    if not chosen:
+        print(f"devflow rules: no rule matches {' '.join(args.codes)}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.format == "json":
+        print(json.dumps([{"code": r.code, "name": r.name, "summary": r.summary, "fix": r.fix,
+                           "url": doc_url(r.code)} for r in chosen], indent=2))
+        return EXIT_CLEAN
+    for r in chosen:
+        fix = {"safe": "fix", "unsafe": "unsafe fix"}.get(r.fix or "", "no fix")
+        print(f"{r.code}  {r.name:<40} {fix:<11} {r.summary}")
+        if args.codes:
+            print(f"        {doc_url(r.code)}")
+    return EXIT_CLEAN
+
+
+# -- entry ----------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    print("devflow: commands check, serve, run (not yet implemented)", file=sys.stderr)
-    return 2
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in _DELEGATES:
+        return _delegate(argv[0], argv[1:])
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # argparse: --help / --version exit 0, usage errors exit 2
+        return int(e.code or 0)
+    try:
+        if args.command == "check":
+            return run_check(args)
+        if args.command == "rules":
+            return run_rules(args)
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("devflow: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # `devflow check | head`: the reader went away; not an error of ours.
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return EXIT_CLEAN
+    except Exception as e:  # noqa: BLE001 - a crash must still end with a message and exit 2
+        print(f"devflow: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return EXIT_ERROR

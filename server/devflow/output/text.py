@@ -1,0 +1,50 @@
+"""ruff-style text: one `path:line:col: CODE message` line per finding, then a summary."""
+
+from __future__ import annotations
+
+from devflow.output import Location, Report, error_location, locate
+
+
+def _where(path: str, loc: Location) -> str:
+    cell = f"cell {loc.cell}:" if loc.cell is not None else ""
+    return f"{path}:{cell}{loc.line}:{loc.column}"
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def render_text(report: Report) -> str:
+    lines = []
+    rows = [(f.path, error_location(f), f.error_code or "E902", "", f.result.error or "") for f in report.errors()]
+    for file, d in report.findings():
+        marker = "[*] " if d.fix is not None and (report.unsafe_fixes or d.fix.applicability == "safe") else ""
+        rows.append((file.path, locate(file, d.span), d.code, marker, d.message))
+    rows.sort(key=lambda r: (r[0], r[1].cell or 0, r[1].line, r[1].column, r[2]))
+    for path, loc, code, marker, message in rows:
+        lines.append(f"{_where(path, loc)}: {code} {marker}{message}")
+    if not report.quiet:
+        lines.extend(_summary(report))
+    return "".join(line + "\n" for line in lines)
+
+
+def _summary(report: Report) -> list[str]:
+    remaining, fixed = report.remaining, report.fixed
+    out = []
+    if remaining == 0:
+        out.append(f"Found {_plural(fixed, 'error')} ({fixed} fixed, 0 remaining)." if fixed else "All checks passed!")
+        return out
+    if report.fix:
+        out.append(f"Found {_plural(fixed + remaining, 'error')} ({fixed} fixed, {remaining} remaining).")
+    else:
+        out.append(f"Found {_plural(remaining, 'error')}.")
+    safe = report.fixable(unsafe=False)
+    every = report.fixable(unsafe=True)
+    shown = every if report.unsafe_fixes else safe
+    hidden = 0 if report.unsafe_fixes else every - safe
+    hint = f" ({_plural(hidden, 'hidden fix')} can be enabled with the `--unsafe-fixes` option)" if hidden else ""
+    if shown and not report.fix:
+        out.append(f"[*] {shown} fixable with the `--fix` option{hint}.")
+    elif hidden:
+        out.append(f"No fixes available{hint}.")
+    return out
