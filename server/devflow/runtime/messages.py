@@ -65,7 +65,7 @@ _FAMILIES: list[tuple[str, str, str]] = [
      "type-found-expected"),
     ("different-gpus", r"(?:tensors|arguments) are (?:located )?on different GPUs", "none"),
     ("invalid-combination",
-     r"(?P<op>\w+) received an invalid combination of arguments - got \((?P<got>.*?)\)(?:, but expected (?P<exp>.*))?$",
+     r"(?P<op>\w{1,100}) received an invalid combination of arguments - got \((?P<got>.*?)\)(?:, but expected (?P<exp>.*))?$",
      "combination"),
     ("index-device",
      r"indices should be either on (?P<d1>\w+) or on the same device as the indexed tensor \((?P<d2>[^)]+)\)",
@@ -120,7 +120,7 @@ _FAMILIES: list[tuple[str, str, str]] = [
 _COMPILED = [(fam, re.compile(rx), role) for fam, rx, role in _FAMILIES]
 _META_CHECK = re.compile(r"\[meta-check: (?P<op>[\w.]+)\]")
 _DDP_DEVICES = re.compile(r"device\(type='(\w+)'(?:, index=(\d+))?\)")
-_EXC_PREFIX = re.compile(r"^\s*(?:[\w.]+\.)?(?P<exc>\w*(?:Error|Exception|Warning))\s*:\s*")
+_EXC_PREFIX = re.compile(r"^\s*(?:[\w.]{1,200}\.)?(?P<exc>\w{0,100}(?:Error|Exception|Warning))\s*:\s*")
 
 _HINTS = {
     "deserialize-cuda": "pass map_location=... to torch.load (e.g. map_location='cpu' or the training device)",
@@ -149,7 +149,8 @@ def parse_message(text: str, exc_type: str | None = None) -> dict | None:
     """Parse one error/warning text; None when it is not a cross-device message."""
     if not text:
         return None
-    first = str(text).strip()
+    # Device messages are short; bounding the input bounds the regex work on huge texts.
+    first = str(text).strip()[:20000]
     prefix_type, body = _split_exc_type(first)
     exc_type = exc_type or prefix_type
     for family, rx, role in _COMPILED:

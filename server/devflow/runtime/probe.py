@@ -138,10 +138,15 @@ class _Registry:
     def __init__(self):
         self.names: dict[int, tuple[str, str, int]] = {}
         self.keep: list = []  # keeps named objects alive (ids must stay unique while we run)
+        self.aliases: dict[int, list[str]] = {}
 
     def offer(self, obj, name: str, origin: str, prio: int) -> bool:
         key = id(obj)
         cur = self.names.get(key)
+        if prio < 60:  # other user-visible names of the same object, for "also known as"
+            al = self.aliases.setdefault(key, [])
+            if name not in al and len(al) < 6:
+                al.append(name)
         if cur is None or prio < cur[2] or (prio == cur[2] and len(name) < len(cur[0])):
             if cur is None:
                 self.keep.append(obj)
@@ -205,7 +210,9 @@ class _Probe:
             self.tensor_frames.setdefault(id(value), (frame_idx, func))
         elif self.is_module(value):
             self.modules[id(value)] = value
-            self.reg.offer(value, name, "local", obj_prio + (30 if name.split(".")[0] == "self" else 0))
+            is_self = name.split(".")[0] == "self"
+            if not (is_self and obj_prio >= 100):  # torch's own `self` says nothing
+                self.reg.offer(value, name, "local", obj_prio + (30 if is_self else 0))
         elif self.is_optimizer(value):
             self.optimizers[id(value)] = value
             self.reg.offer(value, name, "local", obj_prio)
@@ -259,7 +266,10 @@ class _Probe:
     # -- modules ------------------------------------------------------------------------------
 
     def name_modules(self):
-        """Roots = modules that are nobody's child; name every parameter / buffer under them."""
+        """Roots = modules that are nobody's child; name every parameter / buffer under them.
+
+        Roots are named best-first, one at a time: naming one tree can give a better name to
+        another root (a head kept in a plain Python list, `model.heads[0]`, is its own root)."""
         children = set()
         for m in list(self.modules.values()):
             try:
@@ -269,13 +279,18 @@ class _Probe:
                         self.modules.setdefault(id(c), c)
             except Exception:  # noqa: BLE001
                 pass
-        roots = [m for k, m in self.modules.items() if k not in children]
-        # Well-named roots first, so `model.fc.weight` beats `<Linear>.weight`.
-        roots.sort(key=lambda m: (self.reg.get(m) or ("", "", 1 << 30))[2])
+        pending = {k: m for k, m in self.modules.items() if k not in children}
         self.roots = []
-        for i, root in enumerate(roots):
+        unnamed = 0
+        while pending:
+            key = min(pending, key=lambda k: (self.reg.get(pending[k]) or ("", "", 1 << 30))[2])
+            root = pending.pop(key)
             rn = self.reg.get(root)
-            root_name = rn[0] if rn else f"<{type(root).__name__}#{i}>"
+            if rn is None:
+                unnamed += 1
+                root_name = f"<{type(root).__name__}#{unnamed}>"
+            else:
+                root_name = rn[0]
             self.reg.offer(root, root_name, "module", 5)
             self.roots.append((root_name, root))
             try:
@@ -295,11 +310,37 @@ class _Probe:
                         if g is not None:
                             self.tensors[id(g)] = g
                             self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
-                # plain tensor attributes (not registered: they do not move with .to())
-                for an, av in list(vars(mod).items()):
-                    if not an.startswith("_") and self.is_tensor(av):
-                        self.tensors[id(av)] = av
-                        self.reg.offer(av, f"{full}.{an}", "attribute", 4)
+                self._name_unregistered(mod, full, pending)
+
+    def _name_unregistered(self, mod, full: str, pending: dict):
+        """Plain attributes that Module.to() does not move: tensors, and modules or tensors held
+        in Python lists / tuples / dicts (instead of nn.ModuleList / ModuleDict)."""
+        try:
+            attrs = list(vars(mod).items())
+        except TypeError:
+            return
+        for an, av in attrs:
+            if an.startswith("_"):
+                continue
+            if self.is_tensor(av):
+                self.tensors[id(av)] = av
+                self.reg.offer(av, f"{full}.{an}", "attribute", 4)
+                continue
+            if isinstance(av, (list, tuple)):
+                items = [(f"{full}.{an}[{i}]", v) for i, v in enumerate(av[:64])]
+            elif isinstance(av, dict):
+                items = [(f"{full}.{an}[{k!r}]", v) for k, v in list(av.items())[:64] if isinstance(k, (str, int))]
+            else:
+                continue
+            for name, v in items:
+                if self.is_tensor(v):
+                    self.tensors[id(v)] = v
+                    self.reg.offer(v, name, "attribute", 4)
+                elif self.is_module(v):
+                    self.reg.offer(v, name, "module", 4)
+                    if id(v) not in self.modules:
+                        self.modules[id(v)] = v
+                        pending[id(v)] = v
 
     def module_tree(self):
         budget = [_MAX_TREE_NODES]
@@ -517,6 +558,9 @@ def _tensor_entry(probe: _Probe, t, name_info) -> dict:
     fr = probe.tensor_frames.get(id(t))
     if fr is not None:
         e["frame"] = fr[1]
+    aka = [a for a in probe.reg.aliases.get(id(t), ()) if a != name][:3]
+    if aka:
+        e["aliases"] = aka
     return e
 
 
@@ -679,7 +723,13 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
     positive = [s for s in scored if s[0] > 0]
     # Names of torch-internal locals (`mat2`, `args[1]`) only when nothing better is known.
     top = ([s for s in positive if not s[4]] or positive or scored[:3])[:_MAX_CULPRITS]
-    culprit["tensors"] = [dict(_tensor_entry(probe, t, info), score=sc) for sc, _, t, info, _ in top]
+    culprit["tensors"] = []
+    for sc, _, t, info, weak in top:
+        e = _tensor_entry(probe, t, info)
+        e["score"] = sc
+        if weak and info:
+            e["library_name"] = True
+        culprit["tensors"].append(e)
 
     best = culprit["tensors"][0] if culprit["tensors"] else None
     if best and best.get("name") and best["origin"] in ("parameter", "buffer", "attribute", "grad"):
@@ -711,19 +761,32 @@ def _summary(c: dict, parsed: dict) -> str:
     where = f" at {os.path.basename(c['file'] or '?')}:{c['line']}" if c.get("line") else ""
     if not c.get("tensors"):
         base = parsed.get("hint") or f"cross-device error ({parsed.get('family')})"
-        if c.get("device") and c.get("expected_device"):
+        if c.get("device") and c.get("expected_device") and not parsed.get("hint"):
             base = f"something on {c['device']} met {c['expected_device']}: {base}"
         return base + where
     t = c["tensors"][0]
     what = t["name"] or f"an unnamed {t['dtype']}{t['shape']} tensor"
+    if t.get("library_name"):
+        what = f"a temporary {t['dtype']}{t['shape']} tensor (torch calls it `{t['name']}`)"
     kind = {"parameter": "parameter", "buffer": "buffer", "attribute": "plain tensor attribute",
             "optimizer-state": "optimizer state", "grad": "gradient", "local": "tensor",
             "scaler-state": "GradScaler state"}.get(t["origin"], "tensor")
     s = f"{what} ({kind}) is on {t['device']}"
     if c.get("expected_device"):
         s += f", the rest is on {c['expected_device']}"
-    if c.get("module") and t["origin"] != "optimizer-state":
-        s += f"; module {c['module']} was not moved"
+    elif parsed.get("family") == "index-device":
+        s += ", indexed by indices on another device"
+    mod = c.get("module") or ""
+    if t["origin"] == "attribute" and (t["name"] or "").endswith("]"):
+        s += "; it sits in a plain Python list/dict, which Module.to() does not move"
+    elif t["origin"] == "attribute":
+        s += "; a plain tensor attribute does not follow Module.to() (register_buffer it)"
+    elif mod.endswith("]"):
+        s += f"; {mod} sits in a plain Python list/dict, which Module.to() does not move (use nn.ModuleList/ModuleDict)"
+    elif mod and t["origin"] != "optimizer-state":
+        s += f"; module {mod} was not moved"
+    elif t["origin"] == "optimizer-state":
+        s += "; the optimizer state was loaded or created on another device than its parameters"
     return s + where
 
 
