@@ -8,6 +8,7 @@ order, markdown cells not counted).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from devflow.api import CheckedFile
@@ -68,6 +69,22 @@ def locate(file: CheckedFile, span: Span) -> Location:
     if end_cell != cell:  # a span that runs into the next cell is shown up to its own cell's end
         end_line = span.end_line - file.cells.cell_starts[cell] + 1
     return Location(line, span.col + 1, end_line, span.end_col + 1, cell + 1)
+
+
+_LINE_REF = re.compile(r"\bline (\d+)\b")
+
+
+def message_of(file: CheckedFile, text: str) -> str:
+    """The engine words positions in lines of the program it saw; for a notebook that is the
+    joined cells, so "line 12" is rewritten as "cell 2, line 3"."""
+    if file.cells is None or "line " not in text:
+        return text
+
+    def cell_line(m: re.Match) -> str:
+        cell, line = file.cells.to_cell(int(m.group(1)))
+        return f"cell {cell + 1}, line {line}"
+
+    return _LINE_REF.sub(cell_line, text)
 
 
 def error_location(file: CheckedFile) -> Location:

@@ -14,7 +14,7 @@ import json
 from devflow import __version__
 from devflow.api import PSEUDO_CODES, CheckedFile
 from devflow.model import Diagnostic, Span
-from devflow.output import Report, error_location, locate
+from devflow.output import Report, error_location, locate, message_of
 
 
 def _rule_url(code: str) -> str | None:
@@ -33,13 +33,13 @@ def _position(file: CheckedFile, span: Span) -> dict:
 
 def diagnostic_json(file: CheckedFile, d: Diagnostic) -> dict:
     out = {"path": file.path, **_position(file, d.span), "code": d.code, "severity": d.severity,
-           "message": d.message, "url": _rule_url(d.code),
-           "related": [{**_position(file, r.span), "message": r.message} for r in d.related],
+           "message": message_of(file, d.message), "url": _rule_url(d.code),
+           "related": [{**_position(file, r.span), "message": message_of(file, r.message)} for r in d.related],
            "fix": None}
     if d.fix is not None:
         out["fix"] = {
             "applicability": d.fix.applicability,
-            "title": d.fix.title,
+            "title": message_of(file, d.fix.title),
             "edits": [{**_position(file, e.span), "new_text": e.new_text} for e in d.fix.edits],
         }
     return out
@@ -50,7 +50,7 @@ def error_json(file: CheckedFile) -> dict:
     code = file.error_code or "E902"
     return {"path": file.path, "line": loc.line, "column": loc.column, "end_line": loc.end_line,
             "end_column": loc.end_column, "cell": loc.cell, "code": code, "severity": "error",
-            "message": file.result.error, "description": PSEUDO_CODES.get(code), "fix": None}
+            "message": message_of(file, file.result.error or ""), "description": PSEUDO_CODES.get(code), "fix": None}
 
 
 def render_json(report: Report) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import quote
 from devflow import __version__
 from devflow.api import PSEUDO_CODES, CheckedFile
 from devflow.model import Diagnostic, Span
-from devflow.output import Location, Report, error_location, locate
+from devflow.output import Location, Report, error_location, locate, message_of
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://github.com/devflow-dev/devflow"
@@ -76,19 +76,19 @@ def _result(file: CheckedFile, d: Diagnostic, index: dict[str, int]) -> dict:
     result = {
         "ruleId": d.code,
         "level": _LEVELS.get(d.severity, "warning"),
-        "message": {"text": d.message},
+        "message": {"text": message_of(file, d.message)},
         "locations": [{"physicalLocation": physical}],
     }
     if d.code in index:
         result["ruleIndex"] = index[d.code]
     if d.related:
         result["relatedLocations"] = [
-            {"id": i, "physicalLocation": _physical(file, r.span)[0], "message": {"text": r.message}}
+            {"id": i, "physicalLocation": _physical(file, r.span)[0], "message": {"text": message_of(file, r.message)}}
             for i, r in enumerate(d.related)
         ]
     if d.fix is not None:
         result["fixes"] = [{
-            "description": {"text": f"{d.fix.title} ({d.fix.applicability})"},
+            "description": {"text": f"{message_of(file, d.fix.title)} ({d.fix.applicability})"},
             "artifactChanges": [{
                 "artifactLocation": _artifact(file.path),
                 "replacements": [{"deletedRegion": _region(locate(file, e.span)),
@@ -112,7 +112,7 @@ def _error_result(file: CheckedFile, index: dict[str, int]) -> dict:
         "ruleId": code,
         "ruleIndex": index[code],
         "level": "error",
-        "message": {"text": file.result.error or PSEUDO_CODES[code]},
+        "message": {"text": message_of(file, file.result.error or PSEUDO_CODES[code])},
         "locations": [{"physicalLocation": {"artifactLocation": _artifact(file.path), "region": _region(loc)}}],
     }
     if loc.cell is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from devflow.output import Location, Report, error_location, locate
+from devflow.output import Location, Report, error_location, locate, message_of
 
 
 def _where(path: str, loc: Location) -> str:
@@ -16,10 +16,11 @@ def _plural(n: int, word: str) -> str:
 
 def render_text(report: Report) -> str:
     lines = []
-    rows = [(f.path, error_location(f), f.error_code or "E902", "", f.result.error or "") for f in report.errors()]
+    rows = [(f.path, error_location(f), f.error_code or "E902", "", message_of(f, f.result.error or ""))
+            for f in report.errors()]
     for file, d in report.findings():
         marker = "[*] " if d.fix is not None and (report.unsafe_fixes or d.fix.applicability == "safe") else ""
-        rows.append((file.path, locate(file, d.span), d.code, marker, d.message))
+        rows.append((file.path, locate(file, d.span), d.code, marker, message_of(file, d.message)))
     rows.sort(key=lambda r: (r[0], r[1].cell or 0, r[1].line, r[1].column, r[2]))
     for path, loc, code, marker, message in rows:
         lines.append(f"{_where(path, loc)}: {code} {marker}{message}")

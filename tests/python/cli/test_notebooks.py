@@ -114,3 +114,11 @@ def test_an_edit_across_cells_is_refused():
         cells.edited([Edit(Span(1, 0, 2, 1), "x")])
     # An edit that ends exactly where the next cell starts stays in its own cell.
     assert cells.edited([Edit(Span(1, 0, 2, 0), "")]).texts == ["", "b = 2\n"]
+
+
+def test_line_references_in_messages_name_the_cell(devflow, nb_path):
+    (d,) = devflow("check", "--format", "json", cwd=nb_path.parent).json()["diagnostics"]
+    # The engine saw the joined program ("moved at line 6"); the user sees cells.
+    assert "line 6" not in d["message"]
+    if "line" in d["message"]:
+        assert "cell 2, line 3" in d["message"]
