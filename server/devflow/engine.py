@@ -3,65 +3,147 @@
 Contract: `analyze(source, path=None) -> FileResult` never raises for any input string; it
 returns every rule's raw diagnostics (no noqa / select / ignore filtering: `devflow.api` does
 that) and the device hints for hover / inlay hints. It never imports torch or user code.
+
+Pipeline: `ast.parse` -> FileIndex (imports, classes) -> Interpreter (device lattice, one pass per
+function body, same-file calls followed) -> rules (each isolated: a failing rule is recorded in
+`rule_errors`) -> fixes (libcst, only for findings).
 """
 
 from __future__ import annotations
 
 import ast
+import sys
 
+from devflow.analysis.findings import Finding
+from devflow.analysis.index import FileIndex
+from devflow.analysis.interp import Interpreter
 from devflow.model import Diagnostic, Edit, Fix, FileResult, Related, Span
+from devflow.rules.base import Context
+from devflow.rules.checks import ALL_RULES
+from devflow.rules.fixes import SourceText, build_fix
 
-_MOVES = {"to", "cuda"}
+# Statements the interpreter may run per file line (calls followed into same-file functions).
+BUDGET_PER_LINE = 30
 
 
-def _span(node: ast.AST) -> Span:
-    return Span(node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+class _Columns:
+    """ast columns are UTF-8 byte offsets; devflow's are code points."""
+
+    def __init__(self, source: str):
+        self.lines = source.splitlines()
+
+    def col(self, line: int, col: int) -> int:
+        if 0 < line <= len(self.lines):
+            text = self.lines[line - 1]
+            if not text.isascii():
+                return len(text.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
+        return col
+
+    def span(self, s: Span) -> Span:
+        return Span(s.line, self.col(s.line, s.col), s.end_line, self.col(s.end_line, s.end_col))
 
 
-def _dev101_block(stmts: list[ast.stmt], source_lines: list[str], out: list[Diagnostic]) -> None:
-    moved: dict[str, tuple[ast.Call, str]] = {}
-    for st in stmts:
-        call = st.value if isinstance(st, (ast.Expr, ast.Assign)) else None
-        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in _MOVES:
-            recv = call.func.value
-            name = recv.id if isinstance(recv, ast.Name) else None
-            if isinstance(recv, ast.Call) and isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Name):
-                name = st.targets[0].id
-            if name:
-                moved[name] = (call, ast.get_source_segment("\n".join(source_lines), call) or "")
-        if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute):
-            t = st.targets[0]
-            if isinstance(t.value, ast.Name) and t.value.id in moved and isinstance(st.value, ast.Call):
-                mv, text = moved[t.value.id]
-                args = ", ".join(ast.unparse(a) for a in mv.args)
-                fix_text = f".{mv.func.attr}({args})"
-                end = st.value
-                out.append(Diagnostic(
-                    code="DEV101",
-                    message=f"`{ast.unparse(t)}` is created on cpu after `{t.value.id}` was moved at line {mv.lineno}; "
-                            f"it stays on cpu",
-                    span=_span(st),
-                    related=(Related(_span(mv), f"`{t.value.id}` moved here"),),
-                    fix=Fix(f"Move the new module with `{fix_text}`", "safe",
-                            (Edit(Span(end.end_lineno, end.end_col_offset, end.end_lineno, end.end_col_offset), fix_text),)),
-                ))
+def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
+    line = e.lineno or 1
+    col = max((e.offset or 1) - 1, 0)
+    result.error = f"Syntax error at line {line}: {e.msg}. devflow checks the file again once it parses."
+    result.error_span = Span(line, col, e.end_lineno or line, max((e.end_offset or col + 1) - 1, col))
+    return result
 
 
 def analyze(source: str, path: str | None = None) -> FileResult:
     result = FileResult(path=path)
     try:
-        tree = ast.parse(source)
+        return _analyze(source, result)
+    except RecursionError:
+        result.error = "The file is nested too deeply for the analysis."
+        return result
+    except Exception as e:  # noqa: BLE001 - the contract: never raise
+        result.rule_errors.append(f"engine: {type(e).__name__}: {e}")
+        return result
+
+
+def _analyze(source: str, result: FileResult) -> FileResult:
+    if not isinstance(source, str):
+        result.error = "The file is not text."
+        return result
+    if "\x00" in source:
+        result.error = "The file contains NUL bytes; it is not Python source."
+        return result
+    try:
+        tree = ast.parse(source, type_comments=False)
     except SyntaxError as e:
-        result.error = f"syntax error: {e.msg} (line {e.lineno})"
-        line = e.lineno or 1
-        result.error_span = Span(line, max((e.offset or 1) - 1, 0), line, max((e.offset or 1) - 1, 0))
+        return _syntax_error(result, e)
+    except (ValueError, MemoryError) as e:
+        result.error = f"The file cannot be parsed: {e}."
         return result
-    except Exception as e:  # noqa: BLE001 - never raise
-        result.error = f"cannot parse this file: {e}"
-        return result
-    lines = source.splitlines()
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(body, list):
-            _dev101_block(body, lines, result.diagnostics)
+    if "torch" not in source:
+        return result  # nothing device-related can happen here
+    index = FileIndex(tree)
+    n_lines = source.count("\n") + 1
+    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000)
+    old_limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(old_limit, 6000))
+        interp.run()
+    except Exception as e:  # noqa: BLE001
+        result.rule_errors.append(f"interpreter: {type(e).__name__}: {e}")
+    finally:
+        sys.setrecursionlimit(old_limit)
+    by_code: dict[str, list[Finding]] = {}
+    for f in interp.findings.values():
+        by_code.setdefault(f.code, []).append(f)
+    ctx = Context(tree, source, index, interp, by_code)
+    cols = _Columns(source)
+    text = SourceText(source)
+    seen: set = set()
+    for rule in ALL_RULES:
+        try:
+            for f in rule.check(ctx):
+                key = (f.code, f.span)
+                if key in seen or f.cancelled:
+                    continue
+                seen.add(key)
+                result.diagnostics.append(_diagnostic(f, cols, text, tree, ctx))
+        except Exception as e:  # noqa: BLE001 - one rule's failure must not hide the others
+            result.rule_errors.append(f"{rule.code}: {type(e).__name__}: {e}")
+    result.diagnostics.sort(key=lambda d: (d.span.line, d.span.col, d.code))
+    result.hints = sorted((h.__class__(cols.span(h.span), h.name, h.device, h.reason, h.kind, h.is_assignment)
+                           for h in interp.hints.values() if h is not None), key=lambda h: (h.span.line, h.span.col))
     return result
+
+
+def _convert_plan(plan, cols: _Columns):
+    from dataclasses import replace
+    return replace(plan, span=cols.span(plan.span), anchor=cols.span(plan.anchor) if plan.anchor else None)
+
+
+def _diagnostic(f: Finding, cols: _Columns, text: SourceText, tree: ast.Module, ctx: Context) -> Diagnostic:
+    fix = None
+    if f.fix is not None:
+        try:
+            fix = build_fix(text, _convert_plan(f.fix, cols))
+            if fix is not None and f.fix.name.startswith("import:"):
+                fix = _with_import(fix, f.fix.name[len("import:"):], tree, text)
+        except Exception:  # noqa: BLE001 - a finding without a fix beats no finding
+            fix = None
+    return Diagnostic(
+        code=f.code,
+        message=f.message,
+        span=cols.span(f.span),
+        related=tuple(Related(cols.span(s), m) for s, m in f.related),
+        fix=fix,
+    )
+
+
+def _with_import(fix: Fix, line: str, tree: ast.Module, text: SourceText) -> Fix:
+    if line in text.source:
+        return fix
+    last = None
+    for st in tree.body:
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            last = st
+        elif last is not None:
+            break
+    at = (last.end_lineno + 1) if last is not None else 1
+    return Fix(fix.title, fix.applicability, fix.edits + (Edit(Span(at, 0, at, 0), line + "\n"),))

@@ -34,7 +34,7 @@ MIXING_OK = frozenset({"save", "load", "is_tensor", "numel", "manual_seed", "set
                        "device", "dtype", "equal", "allclose", "isclose", "testing", "utils", "cuda", "jit",
                        "compile", "distributed", "autograd", "set_default_device", "set_default_tensor_type",
                        "get_default_device", "empty_cache", "Generator", "Size", "finfo", "iinfo", "is_grad_enabled",
-                       "pack_padded_sequence", "searchsorted", "bucketize", "histc", "bincount"})
+                       "pack_padded_sequence"})
 # Tensor methods that do not return a tensor on the receiver's device.
 NON_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement", "stride",
                                 "data_ptr", "element_size", "is_contiguous", "get_device", "__len__",

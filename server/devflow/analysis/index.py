@@ -1,0 +1,95 @@
+"""What a file declares: import aliases, classes (and which are nn.Modules), functions."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+
+MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
+                "lightning.LightningModule", "lightning.pytorch.LightningModule", "transformers.PreTrainedModel")
+
+
+@dataclass(eq=False)
+class ClassInfo:
+    name: str
+    node: ast.ClassDef
+    bases: list[str]
+    methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    is_module: bool = False
+    base_infos: list["ClassInfo"] = field(default_factory=list)
+
+    def method(self, name: str):
+        if name in self.methods:
+            return self.methods[name], self
+        for b in self.base_infos:
+            found = b.method(name)
+            if found:
+                return found
+        return None
+
+
+class FileIndex:
+    def __init__(self, tree: ast.Module):
+        self.aliases: dict[str, str] = {}
+        self.classes: dict[str, ClassInfo] = {}
+        self.all_classes: list[ClassInfo] = []
+        self.functions: list[ast.FunctionDef] = []
+        self.parent_class: dict[int, ClassInfo] = {}
+        self._collect(tree)
+        self._resolve_bases()
+
+    def _collect(self, tree: ast.Module) -> None:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = a.name
+                    else:
+                        top = a.name.split(".")[0]
+                        self.aliases.setdefault(top, top)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    if a.name != "*":
+                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.ClassDef):
+                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases])
+                for st in node.body:
+                    if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        info.methods[st.name] = st
+                        self.parent_class[id(st)] = info
+                self.classes.setdefault(node.name, info)
+                self.all_classes.append(info)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.functions.append(node)
+
+    def _resolve_bases(self) -> None:
+        for info in self.all_classes:
+            info.base_infos = [self.classes[b] for b in info.bases if b in self.classes and self.classes[b] is not info]
+        changed = True
+        for info in self.all_classes:
+            info.is_module = any(self.qualify(b).startswith(("torch.nn.", "pytorch_lightning.", "lightning."))
+                                 or self.qualify(b) in MODULE_BASES or b.endswith(("PreTrainedModel", "ModelMixin"))
+                                 for b in info.bases)
+        while changed:
+            changed = False
+            for info in self.all_classes:
+                if not info.is_module and any(b.is_module for b in info.base_infos):
+                    info.is_module = changed = True
+
+    @staticmethod
+    def dotted(node: ast.AST) -> str | None:
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name):
+            parts.append(node.id)
+            return ".".join(reversed(parts))
+        return None
+
+    def qualify(self, dotted: str) -> str:
+        head, _, rest = dotted.partition(".")
+        full = self.aliases.get(head)
+        if full is None:
+            return dotted
+        return f"{full}.{rest}" if rest else full

@@ -1,0 +1,263 @@
+"""DEV1xx: where modules live (added after the move, kept in Python containers, built in forward ...)."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from devflow.analysis import torch_api as T
+from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
+
+
+class ModuleAddedAfterMove(Rule):
+    """DEV101: `model.head = nn.Linear(...)` after `model.to(device)` (found by the interpreter)."""
+
+    code = "DEV101"
+
+
+class SubmodulesBuiltAfterMove(Rule):
+    """DEV102: a same-file method/function that builds submodules runs after the move (interpreter)."""
+
+    code = "DEV102"
+
+
+def _module_ctor(ctx: Context, node: ast.AST) -> bool:
+    if not isinstance(node, ast.Call):
+        return False
+    q = ctx.qual(node.func)
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith("torch.nn.") and last[:1].isupper() and not q.startswith(("torch.nn.functional", "torch.nn.utils")):
+        if last in ("ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict"):
+            return False
+        return last not in T.PARAM_FREE_MODULES or any(k.arg in T.LOSS_WEIGHT_KWARGS for k in node.keywords) \
+            or last in ("Sequential",)
+    if q.startswith("torchmetrics.") and last[:1].isupper():
+        return True
+    name = FileIndex_dotted(node.func)
+    info = ctx.index.classes.get(name or "")
+    return info is not None and info.is_module
+
+
+def FileIndex_dotted(node):
+    from devflow.analysis.index import FileIndex
+    return FileIndex.dotted(node)
+
+
+def _self_attr(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return None
+
+
+class ModulesInPythonContainer(Rule):
+    """DEV103: `self.layers = []` + `self.layers.append(nn.Conv1d(...))` in an nn.Module."""
+
+    code = "DEV103"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        out = []
+        nn = ctx.nn_prefix()
+        for cls in ctx.index.all_classes:
+            if not cls.is_module:
+                continue
+            empties: dict[str, ast.Assign] = {}
+            filled: set[str] = set()
+            assigns: dict[str, int] = {}
+            for fn in cls.methods.values():
+                for st in ast.walk(fn):
+                    if isinstance(st, ast.Assign) and len(st.targets) == 1:
+                        name = _self_attr(st.targets[0])
+                        if name is None:
+                            continue
+                        assigns[name] = assigns.get(name, 0) + 1
+                        v = st.value
+                        if isinstance(v, (ast.List, ast.Dict)) and not (v.elts if isinstance(v, ast.List) else v.keys):
+                            empties.setdefault(name, st)
+                        elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("list", "dict") \
+                                and not v.args:
+                            empties.setdefault(name, st)
+                        elif isinstance(v, ast.List) and v.elts and all(_module_ctor(ctx, e) for e in v.elts):
+                            empties.setdefault(name, st)
+                            filled.add(name)
+                        elif isinstance(v, ast.ListComp) and _module_ctor(ctx, v.elt):
+                            empties.setdefault(name, st)
+                            filled.add(name)
+                        elif isinstance(v, ast.Dict) and v.values and all(_module_ctor(ctx, e) for e in v.values):
+                            empties.setdefault(name, st)
+                            filled.add(name)
+                    elif isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and \
+                            st.func.attr in ("append", "extend", "insert") and st.args:
+                        name = _self_attr(st.func.value)
+                        if name and _module_ctor(ctx, st.args[-1]):
+                            filled.add(name)
+                    elif isinstance(st, ast.Assign) and isinstance(st.targets[0], ast.Subscript):
+                        name = _self_attr(st.targets[0].value)
+                        if name and _module_ctor(ctx, st.value):
+                            filled.add(name)
+            for name, st in empties.items():
+                if name not in filled or assigns.get(name, 0) > 1:
+                    continue
+                v = st.value
+                is_dict = isinstance(v, (ast.Dict,)) or (isinstance(v, ast.Call) and getattr(v.func, "id", "") == "dict")
+                kind = "ModuleDict" if is_dict else "ModuleList"
+                if isinstance(v, (ast.List, ast.ListComp)) and (getattr(v, "elts", None) or isinstance(v, ast.ListComp)):
+                    new = f"{nn}.{kind}({ctx.text(v)})"
+                elif isinstance(v, ast.Dict) and v.keys:
+                    new = f"{nn}.{kind}({ctx.text(v)})"
+                else:
+                    new = f"{nn}.{kind}()"
+                out.append(Finding(
+                    self.code, span(st),
+                    f"`self.{name}` holds submodules in a plain Python {'dict' if is_dict else 'list'}: they are not "
+                    f"registered, so `.to(device)` leaves them on cpu and `parameters()` misses them; use `{nn}.{kind}`",
+                    [], FixPlan("replace", span(v), text=new, title=f"Use `{new}`")))
+        return out
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().replace("__", "_")
+
+
+class ModuleCreatedInForward(Rule):
+    """DEV104: `nn.BatchNorm2d(...)(x)` inside forward(): new cpu parameters on every call."""
+
+    code = "DEV104"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        out = []
+        for cls in ctx.index.all_classes:
+            fwd = cls.methods.get("forward")
+            if not cls.is_module or fwd is None:
+                continue
+            init = cls.methods.get("__init__")
+            existing = {n.attr for n in ast.walk(cls.node) if isinstance(n, ast.Attribute)}
+            counter = 0
+            for node in ast.walk(fwd):
+                if not isinstance(node, ast.Call):
+                    continue
+                q = ctx.qual(node.func)
+                last = q.rsplit(".", 1)[-1]
+                if not (q.startswith("torch.nn.") and last[:1].isupper()) or last in T.PARAM_FREE_MODULES or \
+                        q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) or \
+                        last in ("Parameter", "ModuleList", "ModuleDict"):
+                    continue
+                counter += 1
+                fix = None
+                if init is not None and self._liftable(node, fwd):
+                    attr = f"{_snake(last)}_{counter}"
+                    while attr in existing:
+                        counter += 1
+                        attr = f"{_snake(last)}_{counter}"
+                    existing.add(attr)
+                    fix = FixPlan("lift", span(node), text=f"self.{attr} = {ctx.text(node)}", name=attr,
+                                  title=f"Create it once in __init__ as `self.{attr}`", anchor=span(init.body[-1]))
+                out.append(Finding(
+                    self.code, span(node),
+                    f"`{ctx.text(node)}` is created inside forward(): its parameters are made on cpu at every call, "
+                    f"are never moved by `.to(device)` and never trained; create it in __init__",
+                    [], fix))
+        return out
+
+    @staticmethod
+    def _liftable(call: ast.Call, fwd) -> bool:
+        params = {a.arg for a in fwd.args.args + fwd.args.kwonlyargs}
+        local = {n.id for n in ast.walk(fwd) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for n in ast.walk(call):
+            if isinstance(n, ast.Name) and n.id != "self" and (n.id in params or n.id in local):
+                return False
+        return True
+
+
+class TensorAttributeNotBuffer(Rule):
+    """DEV105: `self.scale = torch.FloatTensor(...)` in __init__ of a moved module, used in another method."""
+
+    code = "DEV105"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        out = []
+        moved = getattr(ctx.interp, "moved_classes", set())
+        for cls in ctx.index.all_classes:
+            if not cls.is_module or cls.name not in moved:
+                continue
+            init = cls.methods.get("__init__")
+            if init is None:
+                continue
+            registered = set()
+            for n in ast.walk(cls.node):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                        and n.args and isinstance(n.args[0], ast.Constant):
+                    registered.add(n.args[0].value)
+            candidates: dict[str, list[ast.Assign]] = {}
+            for st in ast.walk(init):
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and (name := _self_attr(st.targets[0])) \
+                        and self._cpu_tensor(ctx, st.value):
+                    candidates.setdefault(name, []).append(st)
+            for name, sts in candidates.items():
+                if name in registered or not self._used_elsewhere(cls, name):
+                    continue
+                for st in sts:
+                    text = f'self.register_buffer("{name}", {ctx.text(st.value)}, persistent=False)'
+                    out.append(Finding(
+                        self.code, span(st),
+                        f"`self.{name}` is a tensor stored as a plain attribute (on cpu, created at line {st.lineno}): "
+                        f"`.to(device)` moves parameters and buffers only, so it stays on cpu while the module moves; "
+                        f"register it with `self.register_buffer`",
+                        [], FixPlan("replace", span(st), text=text, title="Register it as a (non-persistent) buffer")))
+        return out
+
+    @staticmethod
+    def _cpu_tensor(ctx: Context, v: ast.AST) -> bool:
+        if not isinstance(v, ast.Call):
+            return False
+        q = ctx.qual(v.func)
+        if not q.startswith("torch."):
+            return False
+        rest = q[6:]
+        if rest in T.LEGACY_CPU_TYPES or rest in T.CPU_ONLY_FUNCS:
+            return True
+        if rest in T.FACTORIES and kw(v, "device") is None:
+            if rest in T.MAYBE_SCALAR_FACTORIES:
+                return bool(v.args) and isinstance(v.args[0], (ast.List, ast.Tuple, ast.ListComp))
+            return True
+        return False
+
+    @staticmethod
+    def _used_elsewhere(cls, name: str) -> bool:
+        for mname, fn in cls.methods.items():
+            if mname == "__init__":
+                continue
+            parents = {}
+            for n in ast.walk(fn):
+                for c in ast.iter_child_nodes(n):
+                    parents[c] = n
+            for n in ast.walk(fn):
+                if _self_attr(n) == name:
+                    if isinstance(n.ctx, ast.Store):
+                        return False
+                    p = parents.get(n)
+                    if isinstance(p, ast.Attribute) and p.attr in ("to", "cuda", "device", "type_as"):
+                        continue
+                    return True
+        return False
+
+
+class ModelNotMoved(Rule):
+    """DEV106: inputs moved to a device, the model left on cpu (interpreter)."""
+
+    code = "DEV106"
+
+
+class DiscardedTensorTo(Rule):
+    """DEV107: `x.to(device)` as a statement: tensors are not moved in place (interpreter)."""
+
+    code = "DEV107"
+
+
+class MetricNotMoved(Rule):
+    """DEV108: a metric / criterion module on cpu fed device tensors (interpreter)."""
+
+    code = "DEV108"
+
+
+RULES = [ModuleAddedAfterMove(), SubmodulesBuiltAfterMove(), ModulesInPythonContainer(), ModuleCreatedInForward(),
+         TensorAttributeNotBuffer(), ModelNotMoved(), DiscardedTensorTo(), MetricNotMoved()]

@@ -1,0 +1,126 @@
+"""DEV3xx / DEV4xx: checkpoints, optimizer resume, AMP and fused optimizers."""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import torch_api as T
+from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
+
+
+def chooses_cpu_fallback(tree: ast.AST) -> bool:
+    """The file picks its device at run time ("cuda" if torch.cuda.is_available() else "cpu")."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.IfExp):
+            test = ast.dump(n.test)
+            strs = {c.value for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            if "is_available" in test and "cpu" in strs:
+                return True
+    return False
+
+
+class LoadWithoutMapLocation(Rule):
+    """DEV301: torch.load(path) without map_location in code that falls back to cpu."""
+
+    code = "DEV301"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        if not chooses_cpu_fallback(ctx.tree):
+            return []
+        out = []
+        for n in ast.walk(ctx.tree):
+            if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
+                    and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
+                out.append(Finding(
+                    self.code, span(n),
+                    f"`{ctx.text(n)}` has no map_location: a checkpoint saved on a GPU is restored onto that GPU, which "
+                    f"fails on the cpu fallback this file supports (and loads onto the saving GPU elsewhere)",
+                    [], FixPlan("add_kwarg", span(n), text='"cpu"', name="map_location",
+                                title='Load onto cpu: add `map_location="cpu"`')))
+        return out
+
+
+class OptimizerLoadedBeforeMove(Rule):
+    """DEV302: optimizer.load_state_dict() while the model is still on cpu, model moved later (interpreter)."""
+
+    code = "DEV302"
+
+
+def _scopes(tree: ast.Module):
+    yield tree
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield n
+
+
+def _own_nodes(scope):
+    """Nodes of a scope, without descending into nested functions."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+class FusedOptimizerResume(Rule):
+    """DEV401: fused AdamW resumed from a cpu-mapped checkpoint; HF Trainer optim="adamw_torch_fused" + resume."""
+
+    code = "DEV401"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        out = []
+        for scope in _scopes(ctx.tree):
+            nodes = list(_own_nodes(scope))
+            fused: dict[str, ast.Call] = {}
+            cpu_load = False
+            for n in nodes:
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                        and isinstance(n.value, ast.Call):
+                    q = ctx.qual(n.value.func)
+                    f = kw(n.value, "fused")
+                    if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in T.OPTIMIZERS and \
+                            isinstance(f, ast.Constant) and f.value is True:
+                        fused[n.targets[0].id] = n.value
+                if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load":
+                    ml = kw(n, "map_location")
+                    if ml is not None and "cpu" in ctx.text(ml):
+                        cpu_load = True
+            if not fused or not cpu_load:
+                continue
+            for n in nodes:
+                if isinstance(n, ast.Expr) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                        and n.value.func.attr == "load_state_dict" and isinstance(n.value.func.value, ast.Name) \
+                        and n.value.func.value.id in fused:
+                    name = n.value.func.value.id
+                    later_state = any(isinstance(m, ast.Attribute) and m.attr == "state" and isinstance(m.value, ast.Name)
+                                      and m.value.id == name and m.lineno > n.lineno for m in nodes)
+                    if later_state:
+                        continue
+                    loop = (f"for param, state in {name}.state.items():\n"
+                            f"    if \"step\" in state and torch.is_tensor(state[\"step\"]):\n"
+                            f"        state[\"step\"] = state[\"step\"].to(device=param.device, dtype=torch.float32)")
+                    out.append(Finding(
+                        self.code, span(n),
+                        f"`{name}` is a fused optimizer (line {fused[name].lineno}) resumed from a checkpoint mapped to "
+                        f"cpu: its `state_steps` stay on cpu while the fused kernel needs them on the parameters' device "
+                        f"(torch < 2.1 fails in `step()`)", [(span(fused[name]), "fused optimizer created here")],
+                        FixPlan("insert_after", span(n), text=loop, title="Move each state['step'] to its parameter's device")))
+        resumes = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and n.func.attr == "train" and (r := kw(n, "resume_from_checkpoint")) is not None
+                   and not (isinstance(r, ast.Constant) and r.value in (None, False))]
+        if resumes:
+            for n in ast.walk(ctx.tree):
+                if isinstance(n, ast.keyword) and n.arg == "optim" and isinstance(n.value, ast.Constant) and \
+                        isinstance(n.value.value, str) and "fused" in n.value.value:
+                    new = n.value.value.replace("_fused", "")
+                    out.append(Finding(
+                        self.code, span(n.value),
+                        f"optim={n.value.value!r} resumed with `resume_from_checkpoint` (line {resumes[0].lineno}): the "
+                        f"fused AdamW state is restored with `state_steps` on the wrong device (fails on torch < 2.1)",
+                        [(span(resumes[0]), "resumed here")],
+                        FixPlan("replace", span(n.value), text=repr(new), title=f"Use the non-fused optimizer {new!r}")))
+        return out
+
+
+RULES = [LoadWithoutMapLocation(), OptimizerLoadedBeforeMove(), FusedOptimizerResume()]
