@@ -11,7 +11,9 @@ def _where(path: str, loc: Location) -> str:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word}es" if word.endswith(("x", "s")) else f"{n} {word}s"
 
 
 def render_text(report: Report) -> str:

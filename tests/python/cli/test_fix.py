@@ -145,3 +145,23 @@ def test_check_path_reads_notebooks_and_python(tmp_path):
     assert [d.code for d in api.check_path(str(tmp_path / "n.ipynb")).diagnostics] == ["DEV101"]
     missing = api.check_path(str(tmp_path / "missing.py"))
     assert missing.error == "no such file or directory" and api.error_code(missing) == "E902"
+
+
+def test_summary_mentions_hidden_unsafe_fixes(devflow, tmp_path, monkeypatch):
+    def analyze(source, path=None):
+        return FileResult(path, [_diag("DEV201", 1, 4, 5, "2", "unsafe"), _diag("DEV202", 1, 0, 1, "y", "unsafe")])
+
+    monkeypatch.setattr(engine, "analyze", analyze)
+    (tmp_path / "t.py").write_text("x = 1\n")
+    r = devflow("check", cwd=tmp_path)
+    assert r.out.splitlines()[-1] == "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option)."
+    assert "[*]" not in r.out
+    r = devflow("check", "--unsafe-fixes", cwd=tmp_path)
+    assert r.out.splitlines()[-1] == "[*] 2 fixable with the `--fix` option." and r.out.count("[*]") == 3
+    r = devflow("check", "--fix", cwd=tmp_path)
+    assert r.out.splitlines()[-2:] == ["Found 2 errors (0 fixed, 2 remaining).",
+                                       "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option)."]
+    assert (tmp_path / "t.py").read_text() == "x = 1\n"
+    r = devflow("check", "--fix", "--unsafe-fixes", "--jobs", "1", cwd=tmp_path)
+    assert "(1 fixed, " in r.out and (tmp_path / "t.py").read_text() == "y = 2\n" or \
+        "(2 fixed, " in r.out and (tmp_path / "t.py").read_text() == "y = 2\n"
