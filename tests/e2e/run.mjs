@@ -1,0 +1,312 @@
+// End-to-end test of the packaged extension in a real VS Code (code-server), driven by headless
+// chromium through playwright-core. Every step waits on a selector or a file, never on a sleep,
+// and saves a screenshot under artifacts/e2e/ (git-ignored).
+//
+//   NODE24=... CODE_SERVER_DIR=.../node_modules/code-server VSIX=devflow-*.vsix E2E_PYTHON=.venv/bin/python \
+//     node tests/e2e/run.mjs            (normally through `make test-extension-e2e`)
+
+import { spawn, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CANONICAL, writeWorkspace } from './workspace.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '..', '..');
+const need = (name) => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (run through \`make test-extension-e2e\`)`);
+  return path.resolve(v);
+};
+const NODE = path.join(need('NODE24'), 'bin', 'node');
+const CODE_SERVER = path.join(need('CODE_SERVER_DIR'), 'out', 'node', 'entry.js');
+const VSIX = need('VSIX');
+const PYTHON = need('E2E_PYTHON');
+const CHROMIUM = process.env.E2E_CHROMIUM ?? '/usr/bin/chromium';
+const TOTAL_LIMIT_MS = Number(process.env.E2E_TIMEOUT_MS ?? 8 * 60_000);
+const STEP_MS = 90_000; // generous per wait: a 2-core CI machine, a cold Python server
+
+const artifacts = path.join(repo, 'artifacts', 'e2e');
+// The run folder (HOME, XDG_*, TMPDIR, VS Code's profile, the workspace) lives outside the
+// repository: inside it, the workspace would sit under a git-ignored folder and "Check Devices"
+// (which honours .gitignore) would rightly find nothing to check.
+const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'devflow-e2e-'));
+const dirs = {
+  home: path.join(runDir, 'home'),
+  tmp: path.join(runDir, 'tmp'),
+  userData: path.join(runDir, 'user-data'),
+  extensions: path.join(runDir, 'extensions'),
+  workspace: path.join(runDir, 'workspace'),
+};
+const started = Date.now();
+const log = (msg) => console.log(`[e2e +${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** HOME, XDG_* and TMPDIR inside the run folder, so nothing leaks into (or in from) the real home. */
+function isolatedEnv() {
+  const env = { ...process.env, HOME: dirs.home, TMPDIR: dirs.tmp, XDG_CONFIG_HOME: path.join(dirs.home, '.config'),
+    XDG_DATA_HOME: path.join(dirs.home, '.local/share'), XDG_CACHE_HOME: path.join(dirs.home, '.cache'),
+    XDG_STATE_HOME: path.join(dirs.home, '.local/state'), XDG_RUNTIME_DIR: path.join(dirs.tmp, 'xdg-runtime') };
+  delete env.VSCODE_IPC_HOOK_CLI;
+  delete env.PYTHONPATH;
+  return env;
+}
+
+function prepare() {
+  fs.rmSync(artifacts, { recursive: true, force: true });
+  for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+  fs.mkdirSync(path.join(dirs.tmp, 'xdg-runtime'), { recursive: true, mode: 0o700 });
+  const userDir = path.join(dirs.userData, 'User');
+  fs.mkdirSync(userDir, { recursive: true });
+  fs.mkdirSync(artifacts, { recursive: true });
+  fs.writeFileSync(path.join(userDir, 'settings.json'), JSON.stringify({
+    // No Python extension here: the client falls back to devflow.interpreter (useBundled).
+    'devflow.interpreter': [PYTHON],
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'workbench.editor.enablePreview': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'chat.disableAIFeatures': true,
+    'extensions.autoUpdate': false,
+    'extensions.autoCheckUpdates': false,
+    'extensions.ignoreRecommendations': true,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'git.enabled': false,
+    'files.autoSave': 'off',
+    'editor.hover.delay': 150,
+    'editor.minimap.enabled': false,
+    'window.restoreWindows': 'none',
+  }, null, 2));
+  writeWorkspace(dirs.workspace, repo);
+}
+
+function installExtension(env) {
+  log(`installing ${path.basename(VSIX)}`);
+  const out = execFileSync(NODE, [CODE_SERVER, '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions,
+    '--install-extension', VSIX, '--force'], { env, encoding: 'utf8', timeout: 180_000 });
+  fs.writeFileSync(path.join(artifacts, 'install-extension.log'), out);
+  const installed = fs.readdirSync(dirs.extensions).filter((d) => d.startsWith('devflow.devflow-'));
+  if (installed.length !== 1) throw new Error(`extension not installed: ${out}`);
+  log(`installed ${installed[0]}`);
+}
+
+function startCodeServer(env, port) {
+  const config = path.join(runDir, 'config.yaml');
+  fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  const logFile = fs.openSync(path.join(artifacts, 'code-server.log'), 'w');
+  const child = spawn(NODE, [CODE_SERVER, '--config', config, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none',
+    '--user-data-dir', dirs.userData, '--extensions-dir', dirs.extensions, '--disable-telemetry', '--disable-update-check',
+    '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', dirs.workspace],
+  { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ready = new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk) => {
+      fs.writeSync(logFile, chunk);
+      seen += chunk.toString();
+      if (/HTTP server listening on/.test(seen)) resolve();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`code-server exited (${code}) before listening; see artifacts/e2e/code-server.log`)));
+  });
+  return { child, ready };
+}
+
+/** Stops code-server's process group (code-server, extension host, devflow server) and waits for it. */
+async function stop(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const kill = (signal) => {
+    try {
+      process.kill(-child.pid, signal);
+    } catch {
+      /* already gone */
+    }
+  };
+  kill('SIGTERM');
+  const timer = setTimeout(() => kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Waits until `predicate()` holds for a file on disk (the editor saves asynchronously). */
+async function waitForFile(file, predicate, what, timeoutMs = STEP_MS) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    if (predicate(text)) return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; ${file} has:\n${text}`);
+    await new Promise((r) => fs.watchFile(file, { interval: 100 }, function done() {
+      fs.unwatchFile(file, done);
+      r();
+    }));
+  }
+}
+
+async function shot(page, name) {
+  const file = path.join(artifacts, `${name}.png`);
+  await page.screenshot({ path: file });
+  log(`screenshot ${path.relative(repo, file)}`);
+}
+
+function copyLogs() {
+  // The extension's "Devflow" output channel and the extension host log, for the artifacts.
+  const found = [];
+  const walk = (d) => {
+    for (const e of fs.existsSync(d) ? fs.readdirSync(d, { withFileTypes: true }) : []) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/devflow|exthost\.log|remoteexthost\.log/i.test(e.name)) found.push(p);
+    }
+  };
+  walk(path.join(dirs.userData, 'logs'));
+  for (const f of found) fs.copyFileSync(f, path.join(artifacts, `log-${path.basename(path.dirname(f))}-${path.basename(f)}`));
+}
+
+async function openFile(page, name) {
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP_MS });
+  await input.fill(name);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: STEP_MS });
+  await page.keyboard.press('Enter');
+  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor({ timeout: STEP_MS });
+  await page.locator('.monaco-editor .view-lines', { hasText: 'model.head' }).first().waitFor({ timeout: STEP_MS });
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP_MS });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).filter({ hasNotText: 'Current File' }).first();
+  await row.waitFor({ timeout: STEP_MS });
+  await row.click();
+}
+
+const problemsPanel = (page) => page.locator('.markers-panel');
+
+async function scenarios(page, port) {
+  const results = [];
+  const step = async (name, fn) => {
+    log(`step: ${name}`);
+    await fn();
+    results.push(name);
+  };
+
+  await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}`, { timeout: STEP_MS });
+  await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'canonical.py' }).first().waitFor({ timeout: STEP_MS });
+  await shot(page, '00-workbench');
+
+  const canonical = path.join(dirs.workspace, 'canonical.py');
+  await step('open a file: squiggle and a DEV101 Problems entry', async () => {
+    await openFile(page, 'canonical.py');
+    await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press('Control+Shift+M');
+    await problemsPanel(page).locator('.monaco-list-row', { hasText: 'DEV101' }).first().waitFor({ timeout: STEP_MS });
+    await shot(page, '01-squiggle-and-problem');
+  });
+
+  await step('hover shows the inferred device', async () => {
+    // Line 7 is `model.head = nn.Linear(8, 2)`: the diagnostic (and any device hover) covers it.
+    const line = page.locator('.monaco-editor .view-line', { hasText: 'model.head = nn.Linear' }).first();
+    await line.locator('span', { hasText: 'head' }).first().hover();
+    const hover = page.locator('.monaco-hover:visible', { hasText: 'DEV101' }).first();
+    await hover.waitFor({ timeout: STEP_MS });
+    const text = await hover.innerText();
+    if (!/\bcpu\b/.test(text)) throw new Error(`hover does not name the device: ${text}`);
+    await shot(page, '02-hover-device');
+    await page.keyboard.press('Escape');
+  });
+
+  await step('quick fix (Ctrl+. then Enter) changes the file on disk after save', async () => {
+    // Click into the flagged assignment so the cursor sits inside the diagnostic's range.
+    await page.locator('.monaco-editor .view-line', { hasText: 'model.head = nn.Linear' }).first().locator('span', { hasText: 'head' }).first().click();
+    await page.keyboard.press('Control+.');
+    const menu = page.locator('.action-widget', { hasText: '.to(device)' }).first();
+    await menu.waitFor({ timeout: STEP_MS });
+    await shot(page, '03-quick-fix-menu');
+    await page.keyboard.press('Enter');
+    await page.locator('.monaco-editor .view-lines', { hasText: 'nn.Linear(8, 2).to(device)' }).first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press('Control+S');
+    const text = await waitForFile(canonical, (t) => t.includes('model.head = nn.Linear(8, 2).to(device)'), 'the fixed line on disk');
+    if (text.split('\n').length !== CANONICAL.split('\n').length) throw new Error(`the fix changed more than one line:\n${text}`);
+    await problemsPanel(page).locator('.monaco-list-row', { hasText: 'canonical.py' }).waitFor({ state: 'detached', timeout: STEP_MS });
+    await shot(page, '04-after-fix-saved');
+  });
+
+  await step('"Devflow: Check Devices" reports files never opened', async () => {
+    await runCommand(page, 'Devflow: Check Devices');
+    const panel = problemsPanel(page);
+    await panel.locator('.monaco-list-row', { hasText: 'never_opened.py' }).first().waitFor({ timeout: STEP_MS });
+    await panel.locator('.monaco-list-row', { hasText: '01_head_replaced_after_move.py' }).first().waitFor({ timeout: STEP_MS });
+    await panel.locator('.monaco-list-row', { hasText: 'DEV101' }).first().waitFor({ timeout: STEP_MS });
+    await page.locator('.notifications-toasts', { hasText: /Devflow: .*device problem/ }).first().waitFor({ timeout: STEP_MS });
+    await shot(page, '05-check-devices');
+  });
+  return results;
+}
+
+async function main() {
+  for (const f of [NODE, CODE_SERVER, VSIX, PYTHON, CHROMIUM]) if (!fs.existsSync(f)) throw new Error(`missing ${f}`);
+  prepare();
+  const env = isolatedEnv();
+  installExtension(env);
+  const port = await freePort();
+  const { child, ready } = startCodeServer(env, port);
+  const watchdog = setTimeout(() => {
+    console.error(`[e2e] over the ${TOTAL_LIMIT_MS / 1000}s limit; stopping`);
+    void stop(child).finally(() => process.exit(1));
+  }, TOTAL_LIMIT_MS);
+  let browser;
+  let page;
+  try {
+    await ready;
+    log(`code-server on 127.0.0.1:${port}`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+        '--disable-component-update', '--disable-sync'],
+    });
+    page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.on('pageerror', (err) => log(`page error: ${err.message}`));
+    const passed = await scenarios(page, port);
+    log(`passed ${passed.length} steps:\n  - ${passed.join('\n  - ')}`);
+  } catch (err) {
+    if (page) await page.screenshot({ path: path.join(artifacts, 'failure.png') }).catch(() => undefined);
+    throw err;
+  } finally {
+    clearTimeout(watchdog);
+    await browser?.close().catch(() => undefined);
+    await stop(child);
+    copyLogs();
+    if (!process.env.E2E_KEEP_RUN) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    console.error(`[e2e] FAILED: ${err && err.stack ? err.stack : err}`);
+    console.error('[e2e] screenshots and logs: artifacts/e2e/');
+    process.exit(1);
+  },
+);

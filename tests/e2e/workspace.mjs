@@ -1,0 +1,26 @@
+// The e2e test's workspace: the canonical DEV101 snippet (opened and fixed in the editor), a copy
+// that is never opened (found by "Check Devices"), and the repository's samples.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const CANONICAL = `import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+model.to(device)
+model.head = nn.Linear(8, 2)
+x = torch.randn(4, 8, device=device)
+y = model(x)
+`;
+
+export function writeWorkspace(dir, repo) {
+  fs.mkdirSync(path.join(dir, 'samples'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'canonical.py'), CANONICAL);
+  fs.writeFileSync(path.join(dir, 'never_opened.py'), CANONICAL);
+  const samples = path.join(repo, 'samples');
+  for (const name of fs.existsSync(samples) ? fs.readdirSync(samples) : []) {
+    if (name.endsWith('.py') || name.endsWith('.ipynb')) fs.copyFileSync(path.join(samples, name), path.join(dir, 'samples', name));
+  }
+}
