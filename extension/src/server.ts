@@ -160,10 +160,10 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     const verdict: Verdict = assessProbe(outcome);
     if (!verdict.ok) return this.fail(verdict.message, verdict.actions);
     if (outcome.result?.devflow) log.info(`devflow ${outcome.result.devflow.version} from ${outcome.result.devflow.file} on Python ${verdict.version}`);
-    await this.launch(interpreter, settings, libs, cwd);
+    await this.launch(interpreter, settings, libs, cwd, verdict.version);
   }
 
-  private async launch(interpreter: Interpreter, settings: ExtensionSettings, libs: string | undefined, cwd: string | undefined): Promise<void> {
+  private async launch(interpreter: Interpreter, settings: ExtensionSettings, libs: string | undefined, cwd: string | undefined, version: string): Promise<void> {
     const { log, status } = this.deps;
     const cmd = serverCommand(interpreter, settings.args);
     const executable: Executable = {
@@ -196,7 +196,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     };
     const client = new LanguageClient(SECTION, 'Devflow', executable, clientOptions);
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) status.setState('running', `Python ${interpreter.command[0]}`);
+      if (e.newState === State.Running) status.setState('running', `Python ${version}`);
       else if (e.newState === State.Starting) status.setState('starting');
       else if (this.client === client && !this.lastProblem) status.setState('stopped');
     });

@@ -261,6 +261,39 @@ async function scenarios(page, port) {
     await page.locator('.notifications-toasts', { hasText: /Devflow: .*device problem/ }).first().waitFor({ timeout: STEP_MS });
     await shot(page, '05-check-devices');
   });
+
+  await step('language status item shows the server state and the last check', async () => {
+    await runCommand(page, 'Notifications: Clear All Notifications');
+    await page.locator('.notifications-toasts .notification-toast').first().waitFor({ state: 'detached', timeout: STEP_MS });
+    await page.locator('[id="status.languageStatus"]').click();
+    const item = page.locator('.monaco-hover:visible', { hasText: 'Devflow' }).first();
+    await item.waitFor({ timeout: STEP_MS });
+    await item.evaluate((el) => Promise.all(el.getAnimations({ subtree: true }).map((a) => a.finished)));
+    const text = await item.innerText();
+    if (!/Devflow: \d+ problems?/.test(text) || !/last check: \d+ device problems? in \d+ files/.test(text)) throw new Error(`status item: ${text}`);
+    await shot(page, '06-language-status');
+    await page.keyboard.press('Escape');
+  });
+
+  await step('an interpreter that cannot run the server: one message with a fix, no restart loop', async () => {
+    // A workspace setting (the workspace is trusted here) pointing at a missing interpreter.
+    const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
+    fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+    fs.writeFileSync(settingsFile, JSON.stringify({ 'devflow.interpreter': ['/nonexistent/bin/python3'] }));
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'could not run the Python interpreter' });
+    await toast.first().waitFor({ timeout: STEP_MS });
+    await toast.first().locator('.monaco-button', { hasText: 'Open Settings' }).waitFor({ timeout: STEP_MS });
+    await shot(page, '07-bad-interpreter');
+    // Back to the working interpreter: the server comes back by itself and reports again.
+    fs.rmSync(settingsFile);
+    await page.locator('.monaco-editor .view-lines').first().click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(CANONICAL);
+    await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
+    const count = await toast.count();
+    if (count !== 1) throw new Error(`expected one interpreter message, saw ${count}`);
+    await shot(page, '08-server-back');
+  });
   return results;
 }
 
