@@ -62,4 +62,5 @@ def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation
     except Exception as e:  # the contract says never raises; the server must survive if it does
         log.exception("devflow: analysis of %s failed", snapshot.uri)
         result = FileResult(path=snapshot.path, error=f"devflow could not analyse this file ({type(e).__name__}: {e})")
+        result.error_code = "E000"  # an internal error, as the CLI calls it
     return Analysis(snapshot, result, generation, time.perf_counter() - start)

@@ -22,6 +22,18 @@ _SEVERITY = {
 }
 
 
+def error_code(result) -> str:
+    """The CLI's pseudo-code of a file-level problem (E999 syntax, E902 unreadable, E000 internal)."""
+    code = getattr(result, "error_code", None)
+    if code:
+        return code
+    try:
+        from devflow.api import error_code as api_error_code
+        return api_error_code(result) or "E999"
+    except Exception:
+        return "E999"
+
+
 def doc_url(code: str) -> str | None:
     try:
         from devflow.rules import doc_url as rule_doc_url
@@ -49,6 +61,7 @@ def to_lsp(analysis: Analysis, settings: Settings, encoding: str) -> dict[str, l
                     range=loc[1],
                     message=f"devflow skipped this file: {result.error}",
                     severity=types.DiagnosticSeverity.Information,
+                    code=error_code(result),
                     source=SOURCE,
                 )
             )

@@ -53,7 +53,7 @@ def inlay_hints(analysis: Analysis, uri: str, rng: types.Range, encoding: str) -
             continue
         out.append(types.InlayHint(
             position=end,
-            label=f": {h.device}",
+            label=f": {h.device.replace('`', '')}",
             kind=types.InlayHintKind.Type,
             padding_left=False,
             tooltip=h.reason or None,

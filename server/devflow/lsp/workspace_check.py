@@ -51,7 +51,9 @@ async def _check_path(ls, path: Path) -> int:
         return ls.publish(result) if result else 0
     snapshot, error = read_snapshot(path)
     if error:
-        result = analysis.Analysis(snapshot, FileResult(path=str(path), error=error), ls.scheduler.generation, 0.0)
+        failed = FileResult(path=str(path), error=error)
+        failed.error_code = "E902"  # as `devflow check` reports it
+        result = analysis.Analysis(snapshot, failed, ls.scheduler.generation, 0.0)
         log.info("devflow: %s: %s", path, error)
     else:
         loop = asyncio.get_running_loop()

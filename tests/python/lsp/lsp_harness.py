@@ -1,5 +1,5 @@
 """End-to-end harness for the language server: a pytest-lsp client driving the real
-`python -m devflow.lsp` process, with the capabilities of a real editor profile and a chosen
+`python -m devflow serve` process, with the capabilities of a real editor profile and a chosen
 position encoding."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, LanguageClient, register_
 ROOT = Path(__file__).resolve().parents[3]
 PROFILES = ["visual-studio-code", "neovim", "emacs"]
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
-SERVER_CMD = [sys.executable, "-m", "devflow.lsp"]
+SERVER_CMD = [sys.executable, "-m", "devflow", "serve"]
 
 CANONICAL = textwrap.dedent(
     """\

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_harness import CANONICAL, HEAD_LINE, edits_for
+from lsp_harness import CANONICAL, edits_for
 
 URI = "file:///tmp/devflow-lsp-test/hover.py"
+X_LINE = 7  # 0-based line of `x = torch.randn(4, 8, device=device)` in CANONICAL
 NB = "file:///tmp/devflow-lsp-test/train.ipynb"
 
 
@@ -19,12 +20,12 @@ async def test_hover_shows_device_and_reason(start):
     s.open(URI, CANONICAL)
     await s.diagnostics(URI)
     hover = await s.client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(URI), position=types.Position(HEAD_LINE, 8)))
+        text_document=types.TextDocumentIdentifier(URI), position=types.Position(X_LINE, 0)))
     assert hover is not None
     assert hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
-    assert "cpu" in text and "devflow" in text
-    assert hover.range.start.line == HEAD_LINE
+    assert "devflow" in text and "device" in text and "line 8" in text  # the device and why
+    assert hover.range.start.line == X_LINE
     # Somewhere with nothing to say: no hover.
     empty = await s.client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(URI), position=types.Position(2, 0)))
@@ -41,10 +42,9 @@ async def test_inlay_hints_off_by_default_then_on(start):
         settings={"devflow": {"inlayHints": {"enable": True}}}))
     hints = await s.client.text_document_inlay_hint_async(params)
     assert hints, "no inlay hints once enabled"
-    head = [h for h in hints if h.position.line == HEAD_LINE]
-    assert head and "cpu" in str(head[0].label)
-    line = CANONICAL.split("\n")[HEAD_LINE]
-    assert 0 < head[0].position.character <= len(line)
+    x = [h for h in hints if h.position.line == X_LINE]
+    assert x and "device" in str(x[0].label)
+    assert x[0].position.character == 1  # right after `x`
 
 
 async def test_notebook_cells_analysed_as_one_program(start):
@@ -86,7 +86,18 @@ async def test_notebook_cells_analysed_as_one_program(start):
                     range=types.Range(types.Position(0, 0), types.Position(1, 0)), text="")])]))))
     await s.wait_published(_cell(3), lambda p: s.published.index(p) >= n and p.version == 2 and not p.diagnostics)
 
-    # Hover works inside cells too.
+
+async def test_hover_inside_a_notebook_cell(start):
+    s = await start(profile="visual-studio-code", encoding="utf-16", notebooks=True)
+    lines = CANONICAL.split("\n")
+    cells = ["\n".join(lines[0:5]), "\n".join(lines[5:])]
+    s.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=NB, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=_cell(i)) for i in range(2)]),
+        cell_text_documents=[types.TextDocumentItem(uri=_cell(i), language_id="python", version=1, text=c)
+                             for i, c in enumerate(cells)]))
+    # `x = torch.randn(...)` on the third line of the second cell.
     hover = await s.client.text_document_hover_async(types.HoverParams(
-        text_document=types.TextDocumentIdentifier(_cell(2)), position=types.Position(1, 2)))
-    assert hover is not None and hover.range.start.line == 1
+        text_document=types.TextDocumentIdentifier(_cell(1)), position=types.Position(2, 0)))
+    assert hover is not None and hover.range.start.line == 2 and "device" in hover.contents.value
