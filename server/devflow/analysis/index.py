@@ -39,7 +39,8 @@ class FileIndex:
         self._resolve_bases()
 
     def _collect(self, tree: ast.Module) -> None:
-        for node in ast.walk(tree):
+        self.nodes = list(ast.walk(tree))  # one walk, shared by the rules
+        for node in self.nodes:
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:

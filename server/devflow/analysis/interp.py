@@ -66,6 +66,7 @@ class Interpreter:
         self.tree = tree
         self.source = source
         self.lines = source.splitlines()
+        self._blines: dict[int, bytes] = {}
         self.index = index
         self.budget = budget
         self.findings: dict[tuple, Finding] = {}
@@ -88,24 +89,19 @@ class Interpreter:
     # ----------------------------------------------------------------- driver
     def run(self) -> None:
         self.exec_block(self.tree.body, self.module_frame)
+        top = set()
+        for st in self.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                top.add(id(st))
+            elif isinstance(st, (ast.If, ast.Try)):
+                top.update(id(n) for n in ast.walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         for fn in self.index.functions:
             if id(fn) in self.visited or self.budget <= 0:
                 continue
             owner = self.index.parent_class.get(id(fn))
-            if owner is None and not self._is_module_level(fn):
+            if owner is None and id(fn) not in top:
                 continue  # nested functions run with their parent
             self.run_standalone(fn, owner)
-
-    def _is_module_level(self, fn) -> bool:
-        return any(fn is st for st in self.tree.body) or self._in_main_block(fn)
-
-    def _in_main_block(self, fn) -> bool:
-        for st in self.tree.body:
-            if isinstance(st, ast.If):
-                for sub in ast.walk(st):
-                    if sub is fn:
-                        return True
-        return False
 
     def run_standalone(self, fn, owner: ClassInfo | None) -> None:
         decos = _decorators(fn)
@@ -141,16 +137,23 @@ class Interpreter:
         return self.findings[key]
 
     def text(self, node: ast.AST) -> str:
+        """Source text of a node (ast columns are UTF-8 byte offsets); one line at most."""
         try:
-            seg = ast.get_source_segment(self.source, node)
+            line, end = node.lineno, node.end_lineno
+            if line == end:
+                b = self._bline(line)
+                if b is not None:
+                    return b[node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+            return ast.unparse(node)
         except Exception:  # noqa: BLE001
-            seg = None
-        if seg is None or "\n" in seg:
-            try:
-                seg = ast.unparse(node)
-            except Exception:  # noqa: BLE001
-                seg = "?"
-        return seg
+            return "?"
+
+    def _bline(self, n: int) -> bytes | None:
+        cache = self._blines
+        b = cache.get(n)
+        if b is None and 0 < n <= len(self.lines):
+            b = cache[n] = self.lines[n - 1].encode("utf-8")
+        return b
 
     def hint(self, target: ast.AST, name: str, val: Val) -> None:
         dev = val.device
@@ -1027,8 +1030,10 @@ class Interpreter:
         for kw in node.keywords:
             v = self.eval(kw.value, frame)
             if kw.arg is None:
-                if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict":
+                if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and not getattr(v.obj, "opaque", False):
                     kwargs.update({k: x for k, x in v.obj.keys.items() if isinstance(k, str)})
+                else:
+                    kwargs["__opaque__"] = UNKNOWN  # may carry device=
                 continue
             kwargs[kw.arg] = v
         if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and frame.pending_names:
@@ -1513,6 +1518,12 @@ class Interpreter:
             return self.iter_elem(a, None, frame)
         if name == "super":
             return UNKNOWN
+        if name == "dict":
+            d = Obj("dict")
+            d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
+            if args or "__opaque__" in kwargs:
+                d.opaque = True  # type: ignore[attr-defined]
+            return Val("obj", obj=d)
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
@@ -1525,6 +1536,8 @@ class Interpreter:
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
         rest = q[6:]
         last = rest.rsplit(".", 1)[-1]
+        if "__opaque__" in kwargs and "device" not in kwargs:
+            return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
             d = kwargs.get("device")
             if d is not None:

@@ -8,7 +8,9 @@ from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
 def _sets_cuda_default(ctx: Context) -> ast.Call | None:
-    for n in ast.walk(ctx.tree):
+    if "set_default_" not in ctx.source:
+        return None
+    for n in ctx.index.nodes:
         if isinstance(n, ast.Call):
             q = ctx.qual(n.func)
             if q in ("torch.set_default_tensor_type", "torch.set_default_device") and n.args and \
@@ -25,7 +27,9 @@ class DefaultDeviceLeak(Rule):
     def check(self, ctx: Context) -> list[Finding]:
         out = []
         default = _sets_cuda_default(ctx)
-        for n in ast.walk(ctx.tree):
+        if default is None and "torchsummary" not in ctx.source:
+            return out
+        for n in ctx.index.nodes:
             if not isinstance(n, ast.Call):
                 continue
             q = ctx.qual(n.func)

@@ -29,7 +29,9 @@ class DeviceMapAutoWithPeftTraining(Rule):
 
     def check(self, ctx: Context) -> list[Finding]:
         loads: dict[str, ast.keyword] = {}
-        for n in ast.walk(ctx.tree):
+        if "device_map" not in ctx.source:
+            return []
+        for n in ctx.index.nodes:
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
                     isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) and \
                     n.value.func.attr == "from_pretrained":
@@ -39,7 +41,7 @@ class DeviceMapAutoWithPeftTraining(Rule):
         if not loads:
             return []
         trained: dict[str, ast.Call] = {}
-        for n in ast.walk(ctx.tree):
+        for n in ctx.index.nodes:
             if not isinstance(n, ast.Call):
                 continue
             name = ctx.qual(n.func).rsplit(".", 1)[-1]

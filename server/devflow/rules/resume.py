@@ -25,10 +25,11 @@ class LoadWithoutMapLocation(Rule):
     code = "DEV301"
 
     def check(self, ctx: Context) -> list[Finding]:
-        if not chooses_cpu_fallback(ctx.tree):
+        if "is_available" not in ctx.source or "torch.load" not in ctx.source and "load(" not in ctx.source \
+                or not chooses_cpu_fallback(ctx.tree):
             return []
         out = []
-        for n in ast.walk(ctx.tree):
+        for n in ctx.index.nodes:
             if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
                     and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
                 out.append(Finding(
@@ -70,6 +71,8 @@ class FusedOptimizerResume(Rule):
 
     def check(self, ctx: Context) -> list[Finding]:
         out = []
+        if "fused" not in ctx.source:
+            return out
         for scope in _scopes(ctx.tree):
             nodes = list(_own_nodes(scope))
             fused: dict[str, ast.Call] = {}
@@ -106,11 +109,11 @@ class FusedOptimizerResume(Rule):
                         f"cpu: its `state_steps` stay on cpu while the fused kernel needs them on the parameters' device "
                         f"(torch < 2.1 fails in `step()`)", [(span(fused[name]), "fused optimizer created here")],
                         FixPlan("insert_after", span(n), text=loop, title="Move each state['step'] to its parameter's device")))
-        resumes = [n for n in ast.walk(ctx.tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+        resumes = [n for n in ctx.index.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                    and n.func.attr == "train" and (r := kw(n, "resume_from_checkpoint")) is not None
                    and not (isinstance(r, ast.Constant) and r.value in (None, False))]
         if resumes:
-            for n in ast.walk(ctx.tree):
+            for n in ctx.index.nodes:
                 if isinstance(n, ast.keyword) and n.arg == "optim" and isinstance(n.value, ast.Constant) and \
                         isinstance(n.value.value, str) and "fused" in n.value.value:
                     new = n.value.value.replace("_fused", "")
