@@ -154,3 +154,30 @@ async def test_bad_input_never_kills_the_server(start, tmp_path):
     # Still alive.
     s.replace_all(uri, CANONICAL)
     assert any(d.code == "DEV101" for d in await s.diagnostics(uri))
+
+
+async def test_a_rule_that_throws_is_logged_and_skipped(start, tmp_path):
+    """Fault injection in the server process: a rule whose check() raises is added to the
+    engine's rule list; the other findings are still published and the failure is logged."""
+    (tmp_path / "sitecustomize.py").write_text(textwrap.dedent("""\
+        import devflow.engine as engine
+
+        class Broken:
+            code = "DEV999"
+
+            def check(self, ctx):
+                raise RuntimeError("injected failure")
+
+        engine.ALL_RULES = [*engine.ALL_RULES, Broken()]
+        """))
+    s = await start(encoding="utf-16", env={"PYTHONPATH": str(tmp_path)})
+    uri = "file:///tmp/devflow-lsp-test/broken_rule.py"
+    s.open(uri, CANONICAL)
+    assert any(d.code == "DEV101" for d in await s.diagnostics(uri))
+    for _ in range(300):
+        if any("injected failure" in m.message for m in s.client.log_messages):
+            break
+        await asyncio.sleep(0.01)
+    logged = [m for m in s.client.log_messages if "injected failure" in m.message]
+    assert logged and logged[0].type == types.MessageType.Warning and "DEV999" in logged[0].message
+    assert not s.client.messages  # a log line, not a pop-up
