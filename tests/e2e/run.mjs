@@ -92,6 +92,7 @@ function prepare() {
     'editor.hover.delay': 150,
     'editor.minimap.enabled': false,
     'window.restoreWindows': 'none',
+    'remote.autoForwardPorts': false,
   }, null, 2));
   writeWorkspace(dirs.workspace, repo);
 }
@@ -157,6 +158,11 @@ async function waitForFile(file, predicate, what, timeoutMs = STEP_MS) {
       r();
     }));
   }
+}
+
+/** Waits for an element's CSS animations (hover fade-in) to finish, so screenshots show it. */
+async function settled(locator) {
+  await locator.evaluate((el) => Promise.all(el.getAnimations({ subtree: true }).map((a) => a.finished)));
 }
 
 async function shot(page, name) {
@@ -225,15 +231,26 @@ async function scenarios(page, port) {
   });
 
   await step('hover shows the inferred device', async () => {
-    // Line 7 is `model.head = nn.Linear(8, 2)`: the diagnostic (and any device hover) covers it.
+    // The flagged assignment: the problem hover names the device the new module stays on.
     const line = page.locator('.monaco-editor .view-line', { hasText: 'model.head = nn.Linear' }).first();
     await line.locator('span', { hasText: 'head' }).first().hover();
-    const hover = page.locator('.monaco-hover:visible', { hasText: 'DEV101' }).first();
-    await hover.waitFor({ timeout: STEP_MS });
-    const text = await hover.innerText();
-    if (!/\bcpu\b/.test(text)) throw new Error(`hover does not name the device: ${text}`);
-    await shot(page, '02-hover-device');
-    await page.keyboard.press('Escape');
+    const problem = page.locator('.monaco-hover:visible', { hasText: 'DEV101' }).first();
+    await problem.waitFor({ timeout: STEP_MS });
+    if (!/\bcpu\b/.test(await problem.innerText())) throw new Error(`problem hover does not name the device: ${await problem.innerText()}`);
+    await settled(problem);
+    await shot(page, '02-hover-problem');
+    await page.mouse.move(5, 450);
+    await problem.waitFor({ state: 'hidden', timeout: STEP_MS });
+    // `x = torch.randn(4, 8, device=device)`: the first character is the name `x`.
+    const xLine = page.locator('.monaco-editor .view-line', { hasText: 'x = torch.randn' }).first();
+    await xLine.hover({ position: { x: 3, y: 8 } });
+    const deviceHover = page.locator('.monaco-hover:visible', { hasText: 'devflow' }).filter({ hasText: 'is on' }).first();
+    await deviceHover.waitFor({ timeout: STEP_MS });
+    const text = await deviceHover.innerText();
+    if (!/x.*tensor.*is on.*device/s.test(text)) throw new Error(`device hover: ${text}`);
+    await settled(deviceHover);
+    await shot(page, '03-hover-device');
+    await page.mouse.move(5, 450);
   });
 
   await step('quick fix (Ctrl+. then Enter) changes the file on disk after save', async () => {
@@ -242,14 +259,14 @@ async function scenarios(page, port) {
     await page.keyboard.press('Control+.');
     const menu = page.locator('.action-widget', { hasText: '.to(device)' }).first();
     await menu.waitFor({ timeout: STEP_MS });
-    await shot(page, '03-quick-fix-menu');
+    await shot(page, '04-quick-fix-menu');
     await page.keyboard.press('Enter');
     await page.locator('.monaco-editor .view-lines', { hasText: 'nn.Linear(8, 2).to(device)' }).first().waitFor({ timeout: STEP_MS });
     await page.keyboard.press('Control+S');
     const text = await waitForFile(canonical, (t) => t.includes('model.head = nn.Linear(8, 2).to(device)'), 'the fixed line on disk');
     if (text.split('\n').length !== CANONICAL.split('\n').length) throw new Error(`the fix changed more than one line:\n${text}`);
     await problemsPanel(page).locator('.monaco-list-row', { hasText: 'canonical.py' }).waitFor({ state: 'detached', timeout: STEP_MS });
-    await shot(page, '04-after-fix-saved');
+    await shot(page, '05-after-fix-saved');
   });
 
   await step('"Devflow: Check Devices" reports files never opened', async () => {
@@ -259,7 +276,7 @@ async function scenarios(page, port) {
     await panel.locator('.monaco-list-row', { hasText: '01_head_replaced_after_move.py' }).first().waitFor({ timeout: STEP_MS });
     await panel.locator('.monaco-list-row', { hasText: 'DEV101' }).first().waitFor({ timeout: STEP_MS });
     await page.locator('.notifications-toasts', { hasText: /Devflow: .*device problem/ }).first().waitFor({ timeout: STEP_MS });
-    await shot(page, '05-check-devices');
+    await shot(page, '06-check-devices');
   });
 
   await step('language status item shows the server state and the last check', async () => {
@@ -268,10 +285,10 @@ async function scenarios(page, port) {
     await page.locator('[id="status.languageStatus"]').click();
     const item = page.locator('.monaco-hover:visible', { hasText: 'Devflow' }).first();
     await item.waitFor({ timeout: STEP_MS });
-    await item.evaluate((el) => Promise.all(el.getAnimations({ subtree: true }).map((a) => a.finished)));
+    await settled(item);
     const text = await item.innerText();
     if (!/Devflow: \d+ problems?/.test(text) || !/last check: \d+ device problems? in \d+ files/.test(text)) throw new Error(`status item: ${text}`);
-    await shot(page, '06-language-status');
+    await shot(page, '07-language-status');
     await page.keyboard.press('Escape');
   });
 
@@ -283,7 +300,7 @@ async function scenarios(page, port) {
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'could not run the Python interpreter' });
     await toast.first().waitFor({ timeout: STEP_MS });
     await toast.first().locator('.monaco-button', { hasText: 'Open Settings' }).waitFor({ timeout: STEP_MS });
-    await shot(page, '07-bad-interpreter');
+    await shot(page, '08-bad-interpreter');
     // Back to the working interpreter: the server comes back by itself and reports again.
     fs.rmSync(settingsFile);
     await page.locator('.monaco-editor .view-lines').first().click();
@@ -292,7 +309,7 @@ async function scenarios(page, port) {
     await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
     const count = await toast.count();
     if (count !== 1) throw new Error(`expected one interpreter message, saw ${count}`);
-    await shot(page, '08-server-back');
+    await shot(page, '09-server-back');
   });
   return results;
 }
