@@ -1,0 +1,198 @@
+// Device Placement: the tracker core replays a DAP exchange recorded from a real debugpy session
+// (tests/fixtures/dap/, written by tests/python/runtime/test_dap_session.py), the report/message
+// helpers, and the webview HTML. Pure modules only: no `vscode` at runtime.
+
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { escapeHtml, renderModuleTreeSvg, renderPlacementHtml } from '../placement/html';
+import { PROBE_DIGEST, PROBE_EXPRESSION } from '../placement/probeExpression.generated';
+import { culpritDiagnostic, deviceColor, deviceMessageFamily, formatBytes, parseReport, PlacementReport } from '../placement/report';
+import { DebugSessionLike, PlacementSink, PlacementTrackerCore, ReportContext } from '../placement/trackerCore';
+
+const ROOT = path.join(__dirname, '..', '..', '..');
+const FIXTURE = path.join(ROOT, 'tests', 'fixtures', 'dap', 'uncaught_head_on_cpu.json');
+
+interface Entry {
+  dir: 'send' | 'recv';
+  msg: { seq: number; type: string; command?: string; event?: string; request_seq?: number; arguments?: Record<string, unknown>; body?: Record<string, unknown> };
+}
+
+const transcript: Entry[] = JSON.parse(fs.readFileSync(FIXTURE, 'utf8'));
+
+/** Answers customRequest from the recording: the response to the recorded request of that command. */
+class RecordedSession implements DebugSessionLike {
+  readonly id = 'session-1';
+  readonly name = 'Python: train.py';
+  requests: { command: string; args: Record<string, unknown> }[] = [];
+  constructor(private readonly entries: Entry[], private readonly fail?: string) {}
+  async customRequest(command: string, args?: unknown) {
+    this.requests.push({ command, args: args as Record<string, unknown> });
+    if (command === this.fail) throw new Error(`${command} failed`);
+    const req = this.entries.find((e) => e.dir === 'send' && e.msg.command === command);
+    assert.ok(req, `no recorded ${command} request`);
+    const resp = this.entries.find((e) => e.dir === 'recv' && e.msg.type === 'response' && e.msg.request_seq === req.msg.seq);
+    assert.ok(resp, `no recorded ${command} response`);
+    return resp.msg.body;
+  }
+}
+
+class Sink implements PlacementSink {
+  reports: { report: PlacementReport; ctx: ReportContext }[] = [];
+  logs: string[] = [];
+  onReport(report: PlacementReport, ctx: ReportContext) {
+    this.reports.push({ report, ctx });
+  }
+  log(level: string, message: string) {
+    this.logs.push(`${level}: ${message}`);
+  }
+}
+
+async function replay(core: PlacementTrackerCore, entries: Entry[]) {
+  for (const e of entries) {
+    if (e.dir === 'recv' && e.msg.type === 'event') await core.onDidSendMessage(e.msg);
+  }
+}
+
+test('the recording is a real debugpy session that stopped on a cross-device exception', () => {
+  const stopped = transcript.find((e) => e.msg.event === 'stopped');
+  assert.equal(stopped?.msg.body?.reason, 'exception');
+  const ev = transcript.find((e) => e.dir === 'send' && e.msg.command === 'evaluate');
+  assert.match(String(ev?.msg.arguments?.expression), /^<devflow probe expression [0-9a-f]{16}>$/);
+  assert.deepEqual(ev?.msg.arguments?.format, { rawString: true });
+  assert.ok(transcript.some((e) => e.msg.event === 'terminated'), 'the session ended normally');
+});
+
+test('tracker replays the recorded exchange and delivers the report', async () => {
+  const session = new RecordedSession(transcript);
+  const sink = new Sink();
+  await replay(new PlacementTrackerCore(session, sink), transcript);
+  assert.deepEqual(session.requests.map((r) => r.command), ['exceptionInfo', 'stackTrace', 'evaluate']);
+  const recordedTop = (transcript.find((e) => e.dir === 'recv' && e.msg.command === 'stackTrace')!.msg.body!.stackFrames as { id: number }[])[0];
+  const evaluate = session.requests[2].args;
+  // The very expression the Python end-to-end test evaluates (one source of truth).
+  assert.equal(evaluate.expression, PROBE_EXPRESSION);
+  assert.equal(evaluate.context, 'repl');
+  assert.deepEqual(evaluate.format, { rawString: true });
+  assert.equal(evaluate.frameId, recordedTop.id);
+  assert.equal(sink.reports.length, 1);
+  const { report, ctx } = sink.reports[0];
+  assert.equal(ctx.family, 'meta-expected-device');
+  assert.equal(report.culprit?.module, 'model.out_head');
+  assert.equal(report.culprit?.device, 'cpu');
+  assert.equal(report.culprit?.line, 12);
+  const diag = culpritDiagnostic(report)!;
+  assert.equal(diag.line, 12);
+  assert.match(diag.message, /model\.out_head/);
+  assert.match(diag.message, /Tensor on device cpu is not on the expected device meta!/);
+});
+
+test('the recorded exception stops again in outer frames (raised filter): probed once', async () => {
+  const session = new RecordedSession(transcript);
+  const sink = new Sink();
+  const core = new PlacementTrackerCore(session, sink);
+  const stopped = transcript.find((e) => e.msg.event === 'stopped')!.msg;
+  await core.onDidSendMessage(stopped);
+  await core.onDidSendMessage(stopped);
+  assert.equal(sink.reports.length, 1);
+  await core.onDidSendMessage({ type: 'event', event: 'terminated', seq: 99 });
+  await core.onDidSendMessage(stopped);
+  assert.equal(sink.reports.length, 2, 'a new run is probed again');
+});
+
+test('other exceptions and other stops evaluate nothing', async () => {
+  const entries: Entry[] = transcript.map((e) =>
+    e.msg.command === 'exceptionInfo' && e.dir === 'recv'
+      ? { ...e, msg: { ...e.msg, body: { exceptionId: 'ValueError', description: 'shapes (4,8) and (4,2) not aligned' } } }
+      : e,
+  );
+  const session = new RecordedSession(entries);
+  const sink = new Sink();
+  const core = new PlacementTrackerCore(session, sink);
+  await replay(core, entries);
+  assert.deepEqual(session.requests.map((r) => r.command), ['exceptionInfo']);
+  assert.equal(sink.reports.length, 0);
+  await core.onDidSendMessage({ type: 'event', event: 'stopped', body: { reason: 'breakpoint', threadId: 1 } });
+  assert.equal(session.requests.length, 1);
+});
+
+test('failures are logged, never thrown', async () => {
+  const session = new RecordedSession(transcript, 'evaluate');
+  const sink = new Sink();
+  await replay(new PlacementTrackerCore(session, sink), transcript);
+  assert.equal(sink.reports.length, 0);
+  assert.ok(sink.logs.some((l) => l.startsWith('error:') && l.includes('evaluate failed')));
+});
+
+test('a stuck adapter times out', async () => {
+  const session: DebugSessionLike = { id: 's', name: 's', customRequest: () => new Promise(() => undefined) };
+  const sink = new Sink();
+  await new PlacementTrackerCore(session, sink, 20).onDidSendMessage({ type: 'event', event: 'stopped', body: { reason: 'exception', threadId: 1 } });
+  assert.ok(sink.logs.some((l) => l.includes('timed out')));
+});
+
+test('message families match messages.py (generated patterns)', () => {
+  assert.match(PROBE_DIGEST, /^[0-9a-f]{16}$/);
+  const cases: [string, string | undefined][] = [
+    ['RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!', 'same-device'],
+    ['Expected all tensors to be on the same device, but got weight is on cpu, different from other tensors on cuda:0 (when checking argument in method wrapper_CUDA_nll_loss_forward)', 'same-device-named'],
+    ['RuntimeError: Input type (torch.cuda.FloatTensor) and weight type (torch.FloatTensor) should be the same', 'conv-input-weight-type'],
+    ['indices should be either on cpu or on the same device as the indexed tensor (cpu)', 'index-device'],
+    ['module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one of them on device: cpu', 'dataparallel-module-device'],
+    ['Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.', 'deserialize-cuda'],
+    ['ValueError: too many values to unpack', undefined],
+  ];
+  for (const [text, family] of cases) assert.equal(deviceMessageFamily(text), family, text);
+});
+
+test('parseReport accepts raw and repr()d JSON and rejects anything else', () => {
+  const raw = JSON.stringify({ version: 1, tool: 'devflow' });
+  assert.equal(parseReport(raw).tool, 'devflow');
+  assert.equal(parseReport(`'${raw}'`).tool, 'devflow');
+  assert.throws(() => parseReport('{"a": 1}'), /not a devflow placement report/);
+  assert.throws(() => parseReport('<html>'), /did not return JSON/);
+});
+
+test('webview HTML: picture first, culprit highlighted, tables with source links, escaped', () => {
+  const ev = transcript.find((e) => e.dir === 'recv' && e.msg.command === 'evaluate')!;
+  const report = parseReport(String(ev.msg.body!.result));
+  const html = renderPlacementHtml(report, { nonce: 'N0NCE', cspSource: 'vscode-resource:' });
+  const svgAt = html.indexOf('<svg');
+  assert.ok(svgAt > 0 && svgAt < html.indexOf('<table'), 'the picture comes before the tables');
+  assert.match(html, /<g class="node culprit" data-module="model.out_head">/);
+  assert.match(html, /class="src" data-file="[^"]+train\.py" data-line="12"/);
+  assert.match(html, /<h3>.*cpu · \d+ tensors/);
+  assert.match(html, /<h3>.*meta · \d+ tensors/);
+  assert.match(html, /script-src 'nonce-N0NCE'/);
+  assert.ok(!/<script(?! nonce="N0NCE")/.test(html), 'every script carries the nonce');
+  const evil: PlacementReport = {
+    ...report,
+    modules: [{ name: '<img onerror=x>', short: '<b>', type: 'X', devices: { cpu: 1 }, own_devices: {}, split: false, children: [] }],
+  };
+  const svg = renderModuleTreeSvg(evil);
+  assert.ok(!svg.includes('<img') && svg.includes('&lt;img onerror=x&gt;'));
+  assert.equal(escapeHtml(`"'&`), '&quot;&#39;&amp;');
+});
+
+test('big trees fold uniform subtrees and stay bounded', () => {
+  const leaf = (i: number) => ({ name: `m.layers.${i}`, short: String(i), type: 'Linear', devices: { 'cuda:0': 10 }, own_devices: { 'cuda:0': 10 }, split: false, children: [] });
+  const layers = { name: 'm.layers', short: 'layers', type: 'ModuleList', devices: { 'cuda:0': 5000 }, own_devices: {}, split: false, children: Array.from({ length: 500 }, (_, i) => leaf(i)) };
+  const head = { name: 'm.head', short: 'head', type: 'Linear', devices: { cpu: 10 }, own_devices: { cpu: 10 }, split: false, children: [] };
+  const report: PlacementReport = {
+    version: 1, tool: 'devflow',
+    modules: [{ name: 'm', short: 'm', type: 'Net', devices: { 'cuda:0': 5000, cpu: 10 }, own_devices: {}, split: true, children: [layers, head] }],
+    culprit: { module: 'm.head', summary: 's', tensors: [], family: null, op: null, argument: null, device: 'cpu', expected_device: 'cuda:0', optimizer: null, file: null, line: null, function: null, code: null, hint: null },
+  };
+  const svg = renderModuleTreeSvg(report);
+  assert.match(svg, /layers \(ModuleList\)  \+500 submodules/);
+  assert.match(svg, /data-module="m.head"/);
+  assert.equal((svg.match(/<g /g) ?? []).length, 3);
+});
+
+test('device colours and sizes', () => {
+  assert.notEqual(deviceColor('cpu'), deviceColor('cuda:0'));
+  assert.notEqual(deviceColor('cuda:0'), deviceColor('cuda:1'));
+  assert.equal(formatBytes(512), '512 B');
+  assert.equal(formatBytes(3 * 1024 * 1024), '3.0 MiB');
+});
