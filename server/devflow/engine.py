@@ -29,10 +29,16 @@ BUDGET_PER_LINE = 30
 class _Columns:
     """ast columns are UTF-8 byte offsets; devflow's are code points."""
 
-    def __init__(self, source: str):
+    def __init__(self, source: str, shift_first: int = 0):
         self.lines = source.splitlines()
+        self.shift_first = shift_first  # a stripped BOM still counts as a code point on line 1
 
     def col(self, line: int, col: int) -> int:
+        if line == 1 and self.shift_first:
+            return self._col(line, col) + self.shift_first
+        return self._col(line, col)
+
+    def _col(self, line: int, col: int) -> int:
         if 0 < line <= len(self.lines):
             text = self.lines[line - 1]
             if not text.isascii():
@@ -67,6 +73,8 @@ def _analyze(source: str, result: FileResult) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
+    bom = 1 if source.startswith("\ufeff") else 0
+    source = source[bom:]
     if "\x00" in source:
         result.error = "The file contains NUL bytes; it is not Python source."
         return result
@@ -94,7 +102,7 @@ def _analyze(source: str, result: FileResult) -> FileResult:
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
     ctx = Context(tree, source, index, interp, by_code)
-    cols = _Columns(source)
+    cols = _Columns(source, bom)
     text = SourceText(source)
     seen: set = set()
     for rule in ALL_RULES:

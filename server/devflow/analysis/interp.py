@@ -903,11 +903,11 @@ class Interpreter:
         return FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
 
     def _fix_device_text(self, other: Val, other_text: str, frame: Frame, line: int) -> str | None:
-        dt = self._dev_text(other.dev)
-        if dt and self._available(dt, frame, line) and other.dev.kind == "sym":
-            return dt
-        if other_text and other_text.isidentifier() and self._available(other_text, frame, line) and other.kind == "tensor":
+        """A device expression valid at `line`: the other tensor's `.device` when it is a local name,
+        else the device variable it was moved to."""
+        if other_text and other_text.isidentifier() and other.kind == "tensor" and self._available(other_text, frame, line):
             return f"{other_text}.device"
+        dt = self._dev_text(other.dev)
         if dt and self._available(dt, frame, line):
             return dt
         return None
@@ -957,6 +957,8 @@ class Interpreter:
 
     def report_module_on_cpu(self, call, mod: Val, v: Val, vtext: str, frame) -> None:
         obj = mod.obj
+        if obj.pending or getattr(obj, "in_plain_container", False):
+            return  # the root cause (DEV101 / DEV103) is reported where the module was added
         key = ("module", obj.origin.span if obj.origin else span_of(call))
         if key in self.mix_origins:
             return
@@ -1096,6 +1098,12 @@ class Interpreter:
                 return UNKNOWN
             if r.kind == "device" and fval.const == "type":
                 return UNKNOWN
+            if r.kind == "unknown" and fval.const in ("to", "cuda") and isinstance(node.func, ast.Attribute):
+                # whatever it is (tensor or module), the result is on the target device
+                dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else \
+                    (Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA)
+                if dev is not None and dev.known:
+                    return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"))
             return UNKNOWN
         if kind == "func":
             node._interproc = True
@@ -1105,6 +1113,8 @@ class Interpreter:
             return self.instantiate(node, fval.func, args, kwargs, frame)
         if kind == "module":
             return self.call_module(node, fval, args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind == "tokenizer":
+            return self.obj_method(node, fval, "__call__", args, kwargs, frame)
         if kind == "obj" and fval.obj is not None and fval.obj.cls is not None:
             found = fval.obj.cls.method("__call__")
             if found:
@@ -1385,6 +1395,8 @@ class Interpreter:
             return UNKNOWN
         if obj.kind == "list" and name in ("append", "insert", "extend"):
             v = args[-1] if args else UNKNOWN
+            if v.kind == "module" and v.obj is not None and isinstance(node.func.value, ast.Attribute):
+                v.obj.in_plain_container = True  # type: ignore[attr-defined]
             if name == "extend":
                 v = self.iter_elem(v, None, frame)
             obj.items.append(v)

@@ -126,4 +126,56 @@ class FusedOptimizerResume(Rule):
         return out
 
 
-RULES = [LoadWithoutMapLocation(), OptimizerLoadedBeforeMove(), FusedOptimizerResume()]
+
+
+class GradScalerStateNotSaved(Rule):
+    """DEV402: a GradScaler is trained with, but its state is missing from the checkpoint / the resume."""
+
+    code = "DEV402"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        if "GradScaler" not in ctx.source:
+            return []
+        out = []
+        for scope in _scopes(ctx.tree):
+            nodes = list(_own_nodes(scope))
+            scalers = {}
+            for n in nodes:
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                        isinstance(n.value, ast.Call) and ctx.qual(n.value.func).endswith("GradScaler"):
+                    scalers[n.targets[0].id] = n
+            if not scalers:
+                continue
+            used = {c.func.value.id for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                    and isinstance(c.func.value, ast.Name) and c.func.attr in ("state_dict", "load_state_dict")}
+            if any(name in used for name in scalers):
+                continue
+            name, created = next(iter(scalers.items()))
+            for n in nodes:
+                if not isinstance(n, ast.Call):
+                    continue
+                if ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
+                        any(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "state_dict"
+                            for v in n.args[0].values):
+                    d = n.args[0]
+                    last = d.values[-1]
+                    fix = FixPlan("append", span(last), text=f', "scaler": {name}.state_dict()',
+                                  title=f'Save the scaler too: "scaler": {name}.state_dict()')
+                    out.append(Finding(self.code, span(n),
+                                       f"the checkpoint saves the model/optimizer but not the GradScaler `{name}` (line "
+                                       f"{created.lineno}): a resumed run restarts the loss scale from its initial value",
+                                       [(span(created), "GradScaler created here")], fix))
+                elif isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
+                        isinstance(n.func.value, ast.Name) and "optim" in n.func.value.id.lower() and n.args and \
+                        isinstance(n.args[0], ast.Subscript) and isinstance(n.args[0].value, ast.Name):
+                    ck = n.args[0].value.id
+                    out.append(Finding(self.code, span(n),
+                                       f"the optimizer is resumed but the GradScaler `{name}` (line {created.lineno}) is "
+                                       f"not: its scale and growth tracker restart on resume",
+                                       [(span(created), "GradScaler created here")],
+                                       FixPlan("insert_after", span(n), text=f'if "scaler" in {ck}:\n    {name}.load_state_dict({ck}["scaler"])',
+                                               title="Restore the scaler state when the checkpoint has it")))
+        return out
+
+
+RULES = [LoadWithoutMapLocation(), OptimizerLoadedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]

