@@ -132,8 +132,6 @@ def test_huge_file(devflow, tmp_path):
     assert [(d["code"], d["line"]) for d in doc["diagnostics"]] == [("DEV101", 45_000 + CANONICAL_LINE)]
 
 
-@pytest.mark.xfail(strict=False, reason="contract of model.py (code-point columns); the first engine "
-                   "commits report ast's UTF-8 byte offsets")
 def test_non_ascii_columns_count_code_points(devflow, tmp_path):
     src = CANONICAL.replace("model.head", "modèle = 1; model.head")
     (tmp_path / "w.py").write_bytes(src.encode())
