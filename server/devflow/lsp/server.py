@@ -12,7 +12,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from devflow.lsp import analysis, code_actions, diagnostics, hints, logs, settings as settings_mod
+from devflow.lsp import analysis, diagnostics, logs, settings as settings_mod
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
 from devflow.lsp.project_config import ConfigCache
 from devflow.lsp.scheduler import CLOSED, Scheduler
@@ -133,18 +133,18 @@ class DevflowServer(LanguageServer):
         for uri, items in by_uri.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=uri, diagnostics=items, version=result.snapshot.version_of(uri)))
-            (self.pushed.add if items else self.pushed.discard)(uri)
+            (self.pushed.add if items else self.pushed.discard)(unquote(uri))
         return diagnostics.count(by_uri)
 
     def clear(self, uri: str) -> None:
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-        self.pushed.discard(uri)
+        self.pushed.discard(unquote(uri))
 
     def on_edit(self, uri: str, kind: str) -> None:
         """Schedule an analysis after an open / change / save of a document."""
         target = self.target_of(uri)
         if self.pull_mode:
-            if kind == "open" and uri in self.pushed:
+            if kind == "open" and unquote(uri) in self.pushed:
                 self.clear(uri)  # pulled diagnostics replace what checkWorkspace pushed
             return
         if kind == "change" and not self.settings.lint_on_change:
@@ -176,7 +176,7 @@ class DevflowServer(LanguageServer):
 
 
 def _register_features(server: DevflowServer) -> None:
-    from devflow.lsp import handlers  # noqa: F401  (registers on import)
+    from devflow.lsp import handlers  # imported late: it needs this module's names
 
     handlers.register(server)
 

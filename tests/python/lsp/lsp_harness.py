@@ -11,7 +11,6 @@ import textwrap
 import time
 from pathlib import Path
 
-import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, client_capabilities

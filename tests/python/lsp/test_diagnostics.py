@@ -108,3 +108,21 @@ async def test_serve_options_select_ignore(start):
     s = await start(args=["--ignore", "DEV1"])
     s.open(URI, CANONICAL)
     assert [d for d in await s.diagnostics(URI) if d.code.startswith("DEV1")] == []
+
+
+async def test_pull_diagnostics_result_ids(start):
+    """Clients that pull (Neovim >= 0.10) get textDocument/diagnostic, with result ids."""
+    s = await start(profile="neovim", encoding="utf-16")
+    assert s.pull and s.capabilities.diagnostic_provider.identifier == "devflow"
+    s.open(URI, CANONICAL)
+    params = types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(URI))
+    first = await s.client.text_document_diagnostic_async(params)
+    assert first.kind == "full" and any(d.code == "DEV101" for d in first.items) and first.result_id
+    params.previous_result_id = first.result_id
+    again = await s.client.text_document_diagnostic_async(params)
+    assert again.kind == "unchanged" and again.result_id == first.result_id
+    s.replace_all(URI, CANONICAL.replace("model.head = nn.Linear(8, 2)", "pass"))
+    changed = await s.client.text_document_diagnostic_async(params)
+    assert changed.kind == "full" and not [d for d in changed.items if d.code == "DEV101"]
+    # Nothing is pushed for open documents in pull mode (no duplicates in the editor).
+    assert not [p for p in s.published if p.uri == URI]

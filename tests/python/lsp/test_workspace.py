@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import textwrap
 from pathlib import Path
 
 from lsprotocol import types
 
-from lsp_harness import CANONICAL, HEAD_LINE, ROOT
+from lsp_harness import CANONICAL, HEAD_LINE
 
 
 def _project(tmp: Path) -> Path:
