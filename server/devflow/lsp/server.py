@@ -48,6 +48,11 @@ class DevflowServer(LanguageServer):
         self._reported_rule_errors: set[tuple[str, str]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
 
+    def report_server_error(self, error: Exception, source) -> None:
+        """pygls would pop up "Error in server" for any failed notification (a didChange for a
+        document never opened, a malformed message): log it instead, the session goes on."""
+        log.error("devflow: %s: %s", getattr(source, "__name__", source), error)
+
     # -- capabilities -------------------------------------------------------------------------
     @property
     def encoding(self) -> str:

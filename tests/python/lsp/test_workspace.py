@@ -180,3 +180,23 @@ async def test_a_rule_that_throws_is_logged_and_skipped(start, tmp_path):
     logged = [m for m in s.client.log_messages if "injected failure" in m.message]
     assert logged and logged[0].type == types.MessageType.Warning and "DEV999" in logged[0].message
     assert not s.client.messages  # a log line, not a pop-up
+
+
+async def test_protocol_misuse_is_logged_not_shown(start):
+    s = await start(encoding="utf-16")
+    uri = "file:///tmp/devflow-lsp-test/crlf.py"
+    # A change for a document that was never opened: pygls fails on it; no pop-up, no crash.
+    s.client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri="file:///never/opened.py", version=3),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text="x = 1\n")]))
+    # CRLF line endings: lines and columns as the editor counts them.
+    s.open(uri, CANONICAL.replace("\n", "\r\n"))
+    d = next(d for d in await s.diagnostics(uri) if d.code == "DEV101")
+    assert d.range.start.line == HEAD_LINE and d.range.end.line == HEAD_LINE
+    assert d.range.end.character <= len("model.head = nn.Linear(8, 2)")
+    ignore = next(a for a in await s.code_actions(uri, d.range, [d]) if a.title.startswith("Ignore"))
+    s.apply(ignore.edit)
+    assert "model.head = nn.Linear(8, 2)  # noqa: DEV101\r\n" in s.texts[uri]
+    assert not [x for x in await s.diagnostics(uri) if x.code == "DEV101"]
+    assert not s.client.messages
+    assert any("opened.py" in m.message for m in s.client.log_messages)
