@@ -292,6 +292,23 @@ async function scenarios(page, port) {
     await page.keyboard.press('Escape');
   });
 
+  await step('a notebook: the problem in the second cell gets its squiggle there', async () => {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: STEP_MS });
+    await input.fill('cells.ipynb');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cells.ipynb' }).first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press('Enter');
+    const cell = page.locator('.notebook-editor .cell-editor-container', { hasText: 'model.head = nn.Linear' }).first();
+    await cell.waitFor({ timeout: STEP_MS });
+    await cell.locator('.view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
+    const first = page.locator('.notebook-editor .cell-editor-container', { hasText: 'model.to(device)' }).first();
+    if ((await first.locator('.view-overlays [class*="squiggly-"]').count()) !== 0) throw new Error('the first cell has a squiggle');
+    await shot(page, '08-notebook');
+    await page.keyboard.press('Control+W');
+    await page.locator('.tab[aria-label^="canonical.py"]').first().click();
+  });
+
   await step('an interpreter that cannot run the server: one message with a fix, no restart loop', async () => {
     // A workspace setting (the workspace is trusted here) pointing at a missing interpreter.
     const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
@@ -300,7 +317,7 @@ async function scenarios(page, port) {
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'could not run the Python interpreter' });
     await toast.first().waitFor({ timeout: STEP_MS });
     await toast.first().locator('.monaco-button', { hasText: 'Open Settings' }).waitFor({ timeout: STEP_MS });
-    await shot(page, '08-bad-interpreter');
+    await shot(page, '09-bad-interpreter');
     // Back to the working interpreter: the server comes back by itself and reports again.
     fs.rmSync(settingsFile);
     await page.locator('.monaco-editor .view-lines').first().click();
@@ -309,7 +326,7 @@ async function scenarios(page, port) {
     await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
     const count = await toast.count();
     if (count !== 1) throw new Error(`expected one interpreter message, saw ${count}`);
-    await shot(page, '09-server-back');
+    await shot(page, '10-server-back');
   });
   return results;
 }
