@@ -4,4 +4,7 @@ import sys
 
 from devflow.runtime.cli import main
 
-sys.exit(main(sys.argv[1:]))
+argv = sys.argv[1:]
+if argv[:1] == ["run"]:  # `python -m devflow.runtime run ...` reads like `devflow run ...`
+    argv = argv[1:]
+sys.exit(main(argv))

@@ -22,8 +22,6 @@ def _parse(argv: list[str]):
     report_json = None
     module = None
     i = 0
-    if argv and argv[0] == "run":
-        i = 1
     while i < len(argv):
         a = argv[i]
         if a in ("-h", "--help"):

@@ -30,6 +30,7 @@ except ImportError:  # injected by source: the injector registered the parser mo
 REPORT_VERSION = 1
 _ACCELERATOR_TYPES = ("cuda", "meta", "mps", "xpu", "hpu", "privateuseone", "mtia")
 _MAX_TREE_NODES = 400
+_MAX_ROOTS = 50  # module trees listed (best-named first); the rest are counted
 _MAX_CULPRITS = 10
 _MAX_CODE = 300
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -48,7 +49,7 @@ def _device_str(t) -> str:
 
 def _nbytes(t) -> int:
     try:
-        return int(t.nelement()) * int(t.element_size())
+        return int(t.nbytes)
     except Exception:  # noqa: BLE001
         return 0
 
@@ -173,6 +174,7 @@ class _Probe:
         self.scalers: dict[int, object] = {}
         self.notes: list[str] = []
         self.truncated = False
+        self._discovered: list[int] = []  # modules found in plain lists while naming (new roots)
         amp = getattr(self.torch, "amp", None)
         cuda_amp = getattr(getattr(self.torch, "cuda", None), "amp", None)
         self.scaler_classes = tuple(c for c in (getattr(amp, "GradScaler", None),
@@ -279,12 +281,26 @@ class _Probe:
                         self.modules.setdefault(id(c), c)
             except Exception:  # noqa: BLE001
                 pass
+        import heapq
+
         pending = {k: m for k, m in self.modules.items() if k not in children}
+        prio = lambda k: (self.reg.get(pending[k]) or ("", "", 1 << 30))[2]  # noqa: E731
+        heap = [(prio(k), k) for k in pending]
+        heapq.heapify(heap)
+        queued = set(pending)
         self.roots = []
         unnamed = 0
-        while pending:
-            key = min(pending, key=lambda k: (self.reg.get(pending[k]) or ("", "", 1 << 30))[2])
+        while heap:
+            p, key = heapq.heappop(heap)
+            if key not in pending:
+                continue
+            if prio(key) != p:  # renamed since queued (e.g. found in a parent's list): requeue
+                heapq.heappush(heap, (prio(key), key))
+                continue
             root = pending.pop(key)
+            if self.out_of_time():
+                self.notes.append("time budget reached while naming modules: the rest is counted, not named")
+                break
             rn = self.reg.get(root)
             if rn is None:
                 unnamed += 1
@@ -311,6 +327,11 @@ class _Probe:
                             self.tensors[id(g)] = g
                             self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
                 self._name_unregistered(mod, full, pending)
+            while self._discovered:
+                k = self._discovered.pop()
+                if k in pending and k not in queued:
+                    queued.add(k)
+                    heapq.heappush(heap, (prio(k), k))
 
     def _name_unregistered(self, mod, full: str, pending: dict):
         """Plain attributes that Module.to() does not move: tensors, and modules or tensors held
@@ -341,6 +362,7 @@ class _Probe:
                     if id(v) not in self.modules:
                         self.modules[id(v)] = v
                         pending[id(v)] = v
+                        self._discovered.append(id(v))
 
     def module_tree(self):
         budget = [_MAX_TREE_NODES]
@@ -375,7 +397,17 @@ class _Probe:
             return {"name": name, "short": short, "type": type(mod).__name__, "devices": devs,
                     "own_devices": own, "split": len(devs) > 1, "children": kids}
 
-        return [node(n, m, n) for n, m in self.roots]
+        out = []
+        for i, (n, m) in enumerate(self.roots):
+            if i >= _MAX_ROOTS or budget[0] <= 0:
+                rest = len(self.roots) - i
+                self.truncated = True
+                out.append({"name": f"<{rest} more module trees>", "short": f"+{rest} more", "type": "",
+                            "elided": True, "devices": {}, "own_devices": {}, "split": False,
+                            "children": []})
+                break
+            out.append(node(n, m, n))
+        return out
 
     # -- optimizers and scalers ------------------------------------------------------------------
 
@@ -438,44 +470,66 @@ class _Probe:
 
     # -- gc -------------------------------------------------------------------------------------
 
-    def gc_scan_objects(self):
-        """One pass over gc: tensors (counted even when unnamed), modules, optimizers, scalers."""
+    def gc_scan_objects(self) -> list:
+        """One pass over gc: collects modules, optimizers and scalers, and returns every live
+        tensor (counted later, once naming is done).  Classification is cached per type: the loop
+        does one dict lookup per object, which keeps 1M live tensors within budget."""
         torch = self.torch
-        tensor_cls, module_cls, optim_cls = torch.Tensor, torch.nn.Module, torch.optim.Optimizer
-        extra: list = []
-        counts: dict[str, list[int]] = {}
-        checked = 0
+        kinds: dict = {}
+        tensors: list = []
         try:
             objs = gc.get_objects()
         except Exception:  # noqa: BLE001
-            return extra, counts
-        known = self.tensors
-        naming = True
+            return tensors
+        tensor_cls, module_cls, optim_cls = torch.Tensor, torch.nn.Module, torch.optim.Optimizer
+        scaler_cls = self.scaler_classes
+        add = tensors.append
         for o in objs:
-            if isinstance(o, tensor_cls):
-                checked += 1
-                if id(o) in known:
-                    continue
-                if naming and (checked & 1023) == 0 and self.out_of_time():
-                    naming = False
-                if naming:
-                    extra.append(o)
-                else:
-                    # aggregate fallback: count by device only
-                    d = _device_str(o)
-                    c = counts.get(d)
-                    if c is None:
-                        counts[d] = c = [0, 0]
-                    c[0] += 1
-                    c[1] += _nbytes(o)
-            elif isinstance(o, module_cls):
+            tp = type(o)
+            k = kinds.get(tp)
+            if k is None:
+                try:
+                    k = (1 if issubclass(tp, tensor_cls) else 2 if issubclass(tp, module_cls)
+                         else 3 if issubclass(tp, optim_cls) else 4 if scaler_cls and issubclass(tp, scaler_cls)
+                         else 0)
+                except TypeError:
+                    k = 0
+                kinds[tp] = k
+            if k == 0:
+                continue
+            if k == 1:
+                add(o)
+            elif k == 2:
                 self.modules.setdefault(id(o), o)
-            elif isinstance(o, optim_cls):
+            elif k == 3:
                 self.optimizers.setdefault(id(o), o)
-            elif self.is_scaler(o):
+            else:
                 self.scalers.setdefault(id(o), o)
         del objs
-        return extra, counts
+        return tensors
+
+    def count_unnamed(self, tensors: list) -> dict:
+        """Counts and bytes by device of the tensors nobody named (the aggregate), plus a sample
+        of each device's first few for the listing.  Keyed by torch.device: str() per tensor
+        would cost more than everything else together."""
+        known = self.tensors
+        cap = self.max_names
+        counts: dict = {}
+        for t in tensors:
+            if id(t) in known:
+                continue
+            try:
+                dev = t.device
+                c = counts.get(dev)
+                if c is None:
+                    counts[dev] = c = [0, 0, []]
+                c[0] += 1
+                c[1] += t.nbytes
+                if len(c[2]) < cap:
+                    c[2].append(t)
+            except Exception:  # noqa: BLE001 - exotic subclasses
+                continue
+        return {str(d): c for d, c in counts.items()}
 
 
 # --------------------------------------------------------------------------------------------
@@ -526,20 +580,19 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
     if report["frames"]:
         report["location"] = report["frames"][-1]
 
-    gc_extra: list = []
-    aggregate: dict[str, list[int]] = {}
+    gc_tensors: list = []
     if gc_scan:
         import warnings
 
-        with warnings.catch_warnings():  # isinstance() on deprecated torch aliases warns
+        with warnings.catch_warnings():  # touching deprecated torch aliases warns
             warnings.simplefilter("ignore")
-            gc_extra, aggregate = probe.gc_scan_objects()
+            gc_tensors = probe.gc_scan_objects()
     probe.name_modules()
     report["optimizers"] = probe.optimizer_reports()
     report["scalers"] = probe.scaler_reports()
     report["modules"] = probe.module_tree()
-    for t in gc_extra:
-        probe.tensors.setdefault(id(t), t)
+    aggregate = probe.count_unnamed(gc_tensors)
+    del gc_tensors
 
     report["devices"] = _group_by_device(probe, aggregate, max_names)
     report["culprit"] = _find_culprit(probe, report, user)
@@ -581,10 +634,11 @@ def _group_by_device(probe: _Probe, aggregate: dict, max_names: int) -> dict:
         if info:
             g["named"] += 1
         g["_cand"].append((t, info))
-    for d, (c, b) in aggregate.items():
+    for d, (c, b, sample) in aggregate.items():
         g = groups.setdefault(d, {"count": 0, "bytes": 0, "named": 0, "tensors": [], "_cand": []})
         g["count"] += c
         g["bytes"] += b
+        g["_cand"].extend((t, None) for t in sample)
     for d, g in groups.items():
         cand = g.pop("_cand")
         # user-visible names first; names taken from torch-internal locals (prio >= 60) last

@@ -23,9 +23,9 @@ DEVICE_SCRIPT = textwrap.dedent("""\
 """)
 
 
-def run(args, cwd, env_extra=None):
+def run(args, cwd, env_extra=None, module="devflow.runtime"):
     env = dict(os.environ, PYTHONWARNINGS="ignore", **(env_extra or {}))
-    return subprocess.run([sys.executable, "-m", "devflow.runtime", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True,
                           text=True, env=env, timeout=120)
 
 
@@ -48,8 +48,9 @@ def test_device_error_prints_report_before_traceback_and_writes_json(tmp_path):
 
 def test_torchrun_rank_is_carried(tmp_path):
     (tmp_path / "train.py").write_text(DEVICE_SCRIPT)
+    # through the top-level CLI's dispatch: python -m devflow run ...
     out = run(["run", "--report-json=rep.json", "train.py"], tmp_path,
-              {"RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2"})
+              {"RANK": "1", "LOCAL_RANK": "1", "WORLD_SIZE": "2"}, module="devflow")
     assert out.returncode == 1 and "(rank 1 of 2)" in out.stderr
     rep = json.loads((tmp_path / "rep.rank1.json").read_text())
     assert rep["rank"] == {"rank": 1, "local_rank": 1, "world_size": 2}
