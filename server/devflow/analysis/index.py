@@ -38,9 +38,28 @@ class FileIndex:
         self._collect(tree)
         self._resolve_bases()
 
+    @property
+    def nodes(self) -> list[ast.AST]:
+        """Every node (one full walk, made on first use and shared by the rules that need it)."""
+        if self._nodes is None:
+            self._nodes = list(ast.walk(self.tree))
+        return self._nodes
+
+    def _statements(self, tree: ast.Module):
+        """Statements only (no expressions): enough for imports, classes and functions, and far cheaper."""
+        stack = list(reversed(tree.body))
+        while stack:
+            st = stack.pop()
+            yield st
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(st, name, None)
+                if sub:
+                    stack.extend(reversed(sub))
+
     def _collect(self, tree: ast.Module) -> None:
-        self.nodes = list(ast.walk(tree))  # one walk, shared by the rules
-        for node in self.nodes:
+        self.tree = tree
+        self._nodes = None
+        for node in self._statements(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.asname:

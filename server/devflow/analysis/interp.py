@@ -83,6 +83,7 @@ class Interpreter:
         self.sym_names: dict = {}
         self.frame: Frame = self.module_frame
         self._all_modules: list[Obj] = []
+        self.standalone = False
         self.moved_classes: set[str] = set()
         self._cur_move = (None, None)
 
@@ -104,6 +105,7 @@ class Interpreter:
             self.run_standalone(fn, owner)
 
     def run_standalone(self, fn, owner: ClassInfo | None) -> None:
+        self.standalone = True  # callees get their own pass: do not follow calls from here
         decos = _decorators(fn)
         self_val = None
         if owner is not None and "staticmethod" not in decos:
@@ -1106,9 +1108,13 @@ class Interpreter:
                     return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"))
             return UNKNOWN
         if kind == "func":
+            if self.standalone:
+                return UNKNOWN
             node._interproc = True
             return self.call_function(fval.func, args, kwargs, fval.bound, node)
         if kind == "class":
+            if self.standalone:
+                return UNKNOWN
             node._interproc = True
             return self.instantiate(node, fval.func, args, kwargs, frame)
         if kind == "module":
@@ -1125,7 +1131,7 @@ class Interpreter:
     # ---- same-file functions and classes
     def call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool = False) -> Val:
         fn = fref.node
-        if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active:
+        if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -1246,6 +1252,8 @@ class Interpreter:
         if not isinstance(node.func, ast.Call) and self.module_mix(node, mod, arg_pairs, frame, method):
             return UNKNOWN  # it fails here at run time; what follows would only repeat the finding
         if obj is not None and obj.cls is not None:
+            if self.standalone:
+                return UNKNOWN
             found = obj.cls.method("forward" if not method else method)
             if found is not None:
                 node._interproc = True

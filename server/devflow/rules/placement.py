@@ -54,11 +54,16 @@ class ModulesInPythonContainer(Rule):
 
     code = "DEV103"
 
+    _EMPTY = re.compile(r"self\.\w+\s*=\s*(\[|\{|list\(|dict\()")
+
     def check(self, ctx: Context) -> list[Finding]:
         out = []
         nn = ctx.nn_prefix()
+        lines = {ctx.source.count("\n", 0, m.start()) + 1 for m in self._EMPTY.finditer(ctx.source)}
+        if not lines:
+            return out
         for cls in ctx.index.all_classes:
-            if not cls.is_module:
+            if not cls.is_module or not any(cls.node.lineno <= ln <= (cls.node.end_lineno or 0) for ln in lines):
                 continue
             empties: dict[str, ast.Assign] = {}
             filled: set[str] = set()
@@ -125,12 +130,21 @@ class ModuleCreatedInForward(Rule):
 
     def check(self, ctx: Context) -> list[Finding]:
         out = []
+        alts = [re.escape(a) + r"\.nn\.[A-Z]" for a, full in ctx.index.aliases.items() if full == "torch"] + \
+            [re.escape(a) + r"\.[A-Z]" for a, full in ctx.index.aliases.items() if full == "torch.nn"] + \
+            [re.escape(a) + r"\(" for a, full in ctx.index.aliases.items() if full.startswith("torch.nn.") and a[:1].isupper()]
+        if not alts:
+            return out
+        pattern = re.compile(r"\b(?:" + "|".join(alts) + ")")
+        src_lines = ctx.source.splitlines()
         for cls in ctx.index.all_classes:
             fwd = cls.methods.get("forward")
             if not cls.is_module or fwd is None:
                 continue
+            if not pattern.search("\n".join(src_lines[fwd.lineno - 1:fwd.end_lineno or fwd.lineno])):
+                continue
             init = cls.methods.get("__init__")
-            existing = {n.attr for n in ast.walk(cls.node) if isinstance(n, ast.Attribute)}
+            existing = None
             counter = 0
             for node in ast.walk(fwd):
                 if not isinstance(node, ast.Call):
@@ -143,6 +157,8 @@ class ModuleCreatedInForward(Rule):
                     continue
                 counter += 1
                 fix = None
+                if existing is None:
+                    existing = {n.attr for n in ast.walk(cls.node) if isinstance(n, ast.Attribute)}
                 if init is not None and self._liftable(node, fwd):
                     attr = f"{_snake(last)}_{counter}"
                     while attr in existing:

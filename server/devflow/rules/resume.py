@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from devflow.analysis import torch_api as T
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
@@ -71,7 +72,7 @@ class FusedOptimizerResume(Rule):
 
     def check(self, ctx: Context) -> list[Finding]:
         out = []
-        if "fused" not in ctx.source:
+        if not re.search(r"fused\s*=\s*True|_fused[\"']", ctx.source):
             return out
         for scope in _scopes(ctx.tree):
             nodes = list(_own_nodes(scope))
