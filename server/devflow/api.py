@@ -178,21 +178,21 @@ def check_path(path: str, config: Config | None = None) -> FileResult:
 
 # -- fixing ---------------------------------------------------------------------------------------
 
-def _fixes_to_apply(diagnostics: list[Diagnostic], unsafe: bool) -> list[tuple[Fix, int]]:
-    """Non-overlapping fixes in source order, each with how many diagnostics it resolves."""
+def _fixes_to_apply(diagnostics: list[Diagnostic], unsafe: bool) -> list[tuple[Fix, list[str]]]:
+    """Non-overlapping fixes in source order, each with the codes of the findings it resolves."""
     ordered = sorted((d for d in diagnostics if d.fix is not None and (unsafe or d.fix.applicability == "safe")),
                      key=lambda d: (d.span.line, d.span.col))
-    taken: list[tuple[Fix, int]] = []
+    taken: list[tuple[Fix, list[str]]] = []
     for d in ordered:
         fix = d.fix
         assert fix is not None
         same = next((i for i, (f, _) in enumerate(taken) if f.edits == fix.edits), None)
         if same is not None:  # two findings with one remedy: applied once, both resolved
-            taken[same] = (taken[same][0], taken[same][1] + 1)
+            taken[same][1].append(d.code)
             continue
         clash = any(overlaps(a.span, b.span) or a.span == b.span for f, _ in taken for a in f.edits for b in fix.edits)
         if not clash and fix.edits:
-            taken.append((fix, 1))
+            taken.append((fix, [d.code]))
     return taken
 
 
@@ -242,18 +242,18 @@ class _Cells:
         return _Cells(texts)
 
 
-def _apply_round(doc, fixes: list[tuple[Fix, int]], notes: list[str]):
+def _apply_round(doc, fixes: list[tuple[Fix, list[str]]], notes: list[str]):
     """All fixes at once; if that breaks the syntax, the first fix alone that keeps it valid
     (later fixes' positions refer to the old text: the next round re-checks and takes them)."""
     try:
         out = doc.edited([e for f, _ in fixes for e in f.edits])
         if _parses(out.text):
-            return out, sum(n for _, n in fixes)
+            return out, [c for _, codes in fixes for c in codes]
     except CellSpanError:
         pass
     except ValueError:
         pass
-    for fix, n in fixes:
+    for fix, codes in fixes:
         try:
             candidate = doc.edited(list(fix.edits))
         except CellSpanError as e:
@@ -262,9 +262,9 @@ def _apply_round(doc, fixes: list[tuple[Fix, int]], notes: list[str]):
         except ValueError:
             continue
         if _parses(candidate.text):
-            return candidate, n
+            return candidate, codes
         notes.append(f"{fix.title}: the fix would make the file invalid Python; not applied")
-    return doc, 0
+    return doc, []
 
 
 def _key(d: Diagnostic) -> tuple:
@@ -272,7 +272,8 @@ def _key(d: Diagnostic) -> tuple:
 
 
 def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: list[str]):
-    total, seen, tried = 0, {doc.text}, set()
+    fixed: list[str] = []
+    seen, tried = {doc.text}, set()
     for round_ in range(MAX_FIX_ROUNDS):
         # A finding that survives its own fix is not fixed again (no `.to(d).to(d).to(d)`).
         pending = [d for d in diagnostics if _key(d) not in tried]
@@ -280,14 +281,15 @@ def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: 
         if not fixes:
             break
         tried.update(_key(d) for d in pending if d.fix is not None)
-        new, n = _apply_round(doc, fixes, notes)
-        if n == 0 or new.text in seen:  # nothing applied, or fixes undoing each other: stop
+        new, codes = _apply_round(doc, fixes, notes)
+        if not codes or new.text in seen:  # nothing applied, or fixes undoing each other: stop
             break
         seen.add(new.text)
-        doc, total = new, total + n
+        doc = new
+        fixed.extend(codes)
         if round_ + 1 < MAX_FIX_ROUNDS:
             diagnostics = recheck(doc.text)
-    return doc, total
+    return doc, fixed
 
 
 def apply_fixes(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *,
@@ -295,8 +297,8 @@ def apply_fixes(source: str, diagnostics: list[Diagnostic], unsafe: bool = False
     def recheck(text: str) -> list[Diagnostic]:
         return check_source(text, path, config).diagnostics
 
-    doc, count = _fix_loop(_Program(source), diagnostics, unsafe, recheck, [])
-    return doc.text, count
+    doc, fixed = _fix_loop(_Program(source), diagnostics, unsafe, recheck, [])
+    return doc.text, len(fixed)
 
 
 def _cell_texts(src: SourceFile) -> list[str]:
@@ -308,20 +310,21 @@ def _cell_texts(src: SourceFile) -> list[str]:
     return out
 
 
-def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool, config: Config | None) -> tuple[int, list[str]]:
-    """Fix the code cells in `src.notebook` (in memory); (fixes applied, notes)."""
+def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool,
+                  config: Config | None) -> tuple[list[str], list[str]]:
+    """Fix the code cells in `src.notebook` (in memory); (codes fixed, notes)."""
     notes: list[str] = []
     original = _cell_texts(src)
 
     def recheck(text: str) -> list[Diagnostic]:
         return check_source(text, src.path, config).diagnostics
 
-    doc, total = _fix_loop(_Cells(original), result.diagnostics, unsafe, recheck, notes)
+    doc, fixed = _fix_loop(_Cells(original), result.diagnostics, unsafe, recheck, notes)
     for before, after, i in zip(original, doc.texts, src.cell_indices):
         if before != after:
             cell = src.notebook["cells"][i]  # type: ignore[index]
             cell["source"] = after.splitlines(keepends=True) if isinstance(cell.get("source"), list) else after
-    return total, list(dict.fromkeys(notes))
+    return fixed, list(dict.fromkeys(notes))
 
 
 # -- files on disk (the CLI) ----------------------------------------------------------------------
@@ -331,8 +334,12 @@ class CheckedFile:
     path: str
     result: FileResult
     cells: JoinedCells | None = None
-    fixed: int = 0
+    fixed_codes: tuple[str, ...] = ()  # one code per finding resolved by --fix
     notes: tuple[str, ...] = ()  # fixes not applied and why, write errors, ...
+
+    @property
+    def fixed(self) -> int:
+        return len(self.fixed_codes)
 
     @property
     def error_code(self) -> str | None:
@@ -389,13 +396,13 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
         if new_text is not None:
             write_atomically(path, new_text, src.encoding)
     except OSError as e:
-        return CheckedFile(path, result, src.cells, 0, (f"could not write the fixes: {e.strerror or e}",))
+        return CheckedFile(path, result, src.cells, (), (f"could not write the fixes: {e.strerror or e}",))
     except Exception as e:  # noqa: BLE001 - a broken fix must not lose the report
-        return CheckedFile(path, result, src.cells, 0, (f"fixing failed: {type(e).__name__}: {e}",))
+        return CheckedFile(path, result, src.cells, (), (f"fixing failed: {type(e).__name__}: {e}",))
     if not fixed:
-        return CheckedFile(path, result, src.cells, 0, tuple(notes))
+        return CheckedFile(path, result, src.cells, (), tuple(notes))
     after = check_file(path, config)
-    return CheckedFile(path, after.result, after.cells, fixed, tuple(notes))
+    return CheckedFile(path, after.result, after.cells, tuple(fixed), tuple(notes))
 
 
 def fix_file(path: str, config: Config | None = None, unsafe: bool = False) -> CheckedFile:

@@ -64,6 +64,7 @@ def render_json(report: Report) -> str:
             "diagnostics": len(report.findings()),
             "errors": len(report.errors()),
             "fixed": report.fixed,
+            "fixed_by_file": {f.path: list(f.fixed_codes) for f in report.files if f.fixed_codes},
             "fixable": report.fixable(report.unsafe_fixes),
             "notes": [{"path": f.path, "message": n} for f in report.files for n in f.notes],
         },

@@ -27,8 +27,22 @@ def render_text(report: Report) -> str:
     for path, loc, code, marker, message in rows:
         lines.append(f"{_where(path, loc)}: {code} {marker}{message}")
     if not report.quiet:
+        lines.extend(_fixed_block(report))
         lines.extend(_summary(report))
     return "".join(line + "\n" for line in lines)
+
+
+def _fixed_block(report: Report) -> list[str]:
+    """What --fix changed, per file and code (ruff's --show-fixes)."""
+    fixed = [f for f in sorted(report.files, key=lambda f: f.path) if f.fixed_codes]
+    if not fixed:
+        return []
+    out = [f"Fixed {_plural(report.fixed, 'error')}:"]
+    for f in fixed:
+        out.append(f"- {f.path}:")
+        for code in sorted(set(f.fixed_codes)):
+            out.append(f"    {f.fixed_codes.count(code)} × {code}")
+    return out
 
 
 def _summary(report: Report) -> list[str]:

@@ -165,3 +165,14 @@ def test_summary_mentions_hidden_unsafe_fixes(devflow, tmp_path, monkeypatch):
     r = devflow("check", "--fix", "--unsafe-fixes", "--jobs", "1", cwd=tmp_path)
     assert "(1 fixed, " in r.out and (tmp_path / "t.py").read_text() == "y = 2\n" or \
         "(2 fixed, " in r.out and (tmp_path / "t.py").read_text() == "y = 2\n"
+
+
+def test_fix_reports_what_was_fixed(devflow, tmp_path):
+    (tmp_path / "a.py").write_text(CANONICAL)
+    (tmp_path / "b.py").write_text(CANONICAL)
+    r = devflow("check", "--fix", "--jobs", "1", cwd=tmp_path)
+    lines = r.out.splitlines()
+    assert lines[:5] == ["Fixed 2 errors:", "- a.py:", "    1 × DEV101", "- b.py:", "    1 × DEV101"], r.out
+    assert lines[-1].startswith("Found ") and "(2 fixed, " in lines[-1]
+    r = devflow("check", "--fix", "--format", "json", cwd=tmp_path)
+    assert r.json()["summary"]["fixed"] == 0  # nothing left to fix the second time
