@@ -13,6 +13,7 @@ import {
   Executable,
   LanguageClient,
   LanguageClientOptions,
+  RevealOutputChannelOn,
   State,
   TransportKind,
   WorkDoneProgress,
@@ -181,7 +182,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       initializationOptions: toServerSettings(settings),
       outputChannel: log,
       traceOutputChannel: log,
-      revealOutputChannelOn: 4, // RevealOutputChannelOn.Never: problems surface as one notification
+      revealOutputChannelOn: RevealOutputChannelOn.Never, // problems surface as one notification instead
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
         closed: () => {
