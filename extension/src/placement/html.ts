@@ -91,11 +91,28 @@ export function renderModuleTreeSvg(report: PlacementReport): string {
   return `<svg class="tree" role="img" aria-label="Module tree coloured by device" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${parts.join('')}</svg>`;
 }
 
-function legend(report: PlacementReport): string {
+function allDevices(report: PlacementReport): string[] {
+  const seen = new Set(Object.keys(report.devices ?? {}));
+  const walk = (n: ModuleNode) => {
+    Object.keys(n.devices).forEach((d) => seen.add(d));
+    n.children.forEach(walk);
+  };
+  (report.modules ?? []).forEach(walk);
+  return [...seen];
+}
+
+/** Swatch colours as classes: the CSP (nonce'd <style>) blocks inline style attributes. */
+function swatchCss(devices: string[]): string {
+  return devices.map((d, i) => `.dev-${i}{background:${deviceColor(d)}}`).join('\n');
+}
+
+function swatch(devices: string[], d: string): string {
+  return `<i class="swatch dev-${Math.max(0, devices.indexOf(d))}"></i>`;
+}
+
+function legend(report: PlacementReport, devices: string[]): string {
   const devs = Object.keys(report.devices ?? {});
-  return `<div class="legend">${devs
-    .map((d) => `<span><i style="background:${deviceColor(d)}"></i>${escapeHtml(d)}</span>`)
-    .join('')}</div>`;
+  return `<div class="legend">${devs.map((d) => `<span>${swatch(devices, d)}${escapeHtml(d)}</span>`).join('')}</div>`;
 }
 
 function frameFor(report: PlacementReport, fn: string | undefined): FrameInfo | undefined {
@@ -123,6 +140,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
   const err = report.error;
   const culpritNames = new Set((c?.tensors ?? []).map((t) => t.name ?? '').filter(Boolean));
   const sections: string[] = [];
+  const devicesSeen = allDevices(report);
 
   const rank = report.rank ? ` · rank ${report.rank.rank} of ${report.rank.world_size}` : '';
   sections.push(`<h1>Device Placement${escapeHtml(rank)}</h1>`);
@@ -130,7 +148,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
     sections.push(`<p class="error">The probe failed in the debuggee: ${escapeHtml(report.probe_error)}</p>`);
   }
   // The picture first.
-  sections.push(`<section><h2>Modules by device</h2>${legend(report)}${renderModuleTreeSvg(report)}</section>`);
+  sections.push(`<section><h2>Modules by device</h2>${legend(report, devicesSeen)}${renderModuleTreeSvg(report)}</section>`);
 
   if (c) {
     const list = c.tensors
@@ -167,7 +185,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
   for (const [dev, g] of devices) {
     const more = g.count - Math.min(g.tensors.length, maxRows);
     sections.push(
-      `<h3><i class="swatch" style="background:${deviceColor(dev)}"></i>${escapeHtml(dev)} · ${g.count.toLocaleString()} tensors · ${escapeHtml(formatBytes(g.bytes))}</h3>` +
+      `<h3>${swatch(devicesSeen, dev)}${escapeHtml(dev)} · ${g.count.toLocaleString()} tensors · ${escapeHtml(formatBytes(g.bytes))}</h3>` +
         tensorTable(report, g.tensors.slice(0, maxRows), culpritNames) +
         (more > 0 ? `<p class="muted">… ${more.toLocaleString()} more (counted, not listed)</p>` : ''),
     );
@@ -188,7 +206,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${opts.cspSource} 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Device Placement</title>
-<style nonce="${opts.nonce}">${CSS}</style></head><body>${sections.join('\n')}
+<style nonce="${opts.nonce}">${CSS}${swatchCss(devicesSeen)}</style></head><body>${sections.join('\n')}
 <script nonce="${opts.nonce}">${SCRIPT}</script></body></html>`;
 }
 
@@ -205,7 +223,7 @@ svg.tree text.label{fill:var(--vscode-foreground);font-family:var(--vscode-edito
 svg.tree rect.empty{fill:none;stroke:var(--vscode-panel-border)}
 svg.tree rect.culprit-box{fill:none;stroke:var(--vscode-errorForeground,#e51400);stroke-width:2;rx:3}
 svg.tree g.culprit text.label{font-weight:bold;fill:var(--vscode-errorForeground,#e51400)}
-.legend span{margin-right:14px} .legend i,.swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;border-radius:2px}
+.legend span{margin-right:14px} .swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;border-radius:2px}
 .culprit-card{border-left:4px solid var(--vscode-errorForeground,#e51400);padding:2px 12px;background:var(--vscode-editor-inactiveSelectionBackground)}
 .summary{font-weight:bold} .hint{font-style:italic}
 table{border-collapse:collapse;margin:4px 0 12px} td,th{padding:2px 10px;text-align:left;border-bottom:1px solid var(--vscode-panel-border)}

@@ -166,6 +166,8 @@ test('webview HTML: picture first, culprit highlighted, tables with source links
   assert.match(html, /<h3>.*meta · \d+ tensors/);
   assert.match(html, /script-src 'nonce-N0NCE'/);
   assert.ok(!/<script(?! nonce="N0NCE")/.test(html), 'every script carries the nonce');
+  assert.ok(!/ style="/.test(html), 'no inline style attributes (the CSP blocks them)');
+  assert.match(html, /\.dev-0\{background:#[0-9a-f]{6}\}/);
   const evil: PlacementReport = {
     ...report,
     modules: [{ name: '<img onerror=x>', short: '<b>', type: 'X', devices: { cpu: 1 }, own_devices: {}, split: false, children: [] }],
