@@ -6,7 +6,6 @@ import logging
 import time
 from dataclasses import dataclass, replace
 
-from devflow import api
 from devflow.lsp.documents import Snapshot
 from devflow.lsp.project_config import ConfigCache
 from devflow.lsp.settings import Settings
@@ -23,6 +22,12 @@ class Analysis:
     result: FileResult
     settings_generation: int
     seconds: float
+
+
+def warm_up() -> None:
+    """Import the engine (libcst and all) on a worker thread while the editor sets up, so that
+    `initialize` is answered at once and the first analysis does not pay for it."""
+    import devflow.api  # noqa: F401
 
 
 def with_settings(config, settings: Settings):
@@ -54,6 +59,8 @@ def _filter(diagnostics, config, path, settings: Settings):
 def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation: int) -> Analysis:
     start = time.perf_counter()
     try:
+        from devflow import api
+
         config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
         result = api.check_source(snapshot.source, snapshot.path, config)
         if not isinstance(result, FileResult):

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from devflow.lsp import code_actions, hints, logs, workspace_check
+from devflow.lsp import analysis, code_actions, hints, logs, workspace_check
 from devflow.lsp.settings import from_client
 
 log = logging.getLogger("devflow.lsp")
@@ -37,6 +37,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
 
     @ls.feature(types.INITIALIZED)
     async def initialized(params: types.InitializedParams) -> None:
+        ls.executor.submit(analysis.warm_up)
         if ls.supports("workspace.did_change_watched_files.dynamic_registration"):
             try:
                 await ls.client_register_capability_async(types.RegistrationParams(registrations=[
