@@ -100,9 +100,11 @@ class Config:
         return level
 
     # -- files ---------------------------------------------------------------------------------
-    def is_excluded(self, path: str | Path) -> bool:
-        """Whether `path` (a file or folder) matches `exclude` / `extend-exclude`."""
-        rel = self._relative(path)
+    def is_excluded(self, path: str | Path, anchor: str | Path | None = None) -> bool:
+        """Whether `path` (a file or folder) matches `exclude` / `extend-exclude`. Patterns are
+        matched relative to the config's folder, or to `anchor` (a folder the user named even
+        though it is excluded: what is inside is then judged from there)."""
+        rel = self._relative(path) if anchor is None else _relative_to(path, anchor)
         if self._exclude_spec.match_file(rel):
             return True
         # A folder pattern ("build/") must also exclude a folder given without its slash.
@@ -140,6 +142,13 @@ class Config:
         if ignore:
             out = replace(out, ignore=out.ignore + tuple(_check_selectors(ignore, "--ignore")))
         return out
+
+
+def _relative_to(path: str | Path, folder: str | Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(Path(folder).resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
 
 
 def _known_codes() -> set[str] | None:

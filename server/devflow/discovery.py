@@ -5,7 +5,8 @@
   adds to it) and what `.gitignore` files ignore (every .gitignore from the repository root
   down, plus .git/info/exclude; `respect-gitignore = false` turns that off).
 - Files named on the command line are always checked (like ruff), whatever their extension
-  and even if a pattern would exclude them.
+  and even if a pattern would exclude them; a folder named on the command line is walked even
+  if it is itself ignored or excluded (the patterns above it then do not apply inside it).
 - Symlinked folders are not followed (no cycles, no checking a venv twice).
 
 `discover(paths, config=None) -> list[str]` is also used by the language server's workspace
@@ -89,7 +90,7 @@ def _config_for(config, path: Path) -> Config:
     return config.for_path(path)
 
 
-def _walk(folder: Path, config, ignores: list[_IgnoreFile], out: list[Path]) -> None:
+def _walk(folder: Path, config, ignores: list[_IgnoreFile], out: list[Path], anchor: Path | None) -> None:
     cfg = _config_for(config, folder)
     if cfg.respect_gitignore:
         own = _read_ignore(folder / ".gitignore", folder)
@@ -107,11 +108,11 @@ def _walk(folder: Path, config, ignores: list[_IgnoreFile], out: list[Path]) -> 
         except OSError:
             continue
         if is_dir:
-            if cfg.is_excluded(path) or (cfg.respect_gitignore and _ignored(path, True, ignores)):
+            if cfg.is_excluded(path, anchor) or (cfg.respect_gitignore and _ignored(path, True, ignores)):
                 continue
-            _walk(path, config, ignores, out)
+            _walk(path, config, ignores, out, anchor)
         elif is_file and entry.name.endswith(SOURCE_SUFFIXES):
-            if cfg.is_excluded(path) or (cfg.respect_gitignore and _ignored(path, False, ignores)):
+            if cfg.is_excluded(path, anchor) or (cfg.respect_gitignore and _ignored(path, False, ignores)):
                 continue
             out.append(path)
 
@@ -128,8 +129,13 @@ def discover(paths: list[str] | list[Path], config=None) -> list[str]:
             resolved = path.resolve()
             cfg = _config_for(config, resolved)
             ignores = _inherited_ignores(resolved) if cfg.respect_gitignore else []
+            # A folder named on the command line is checked even if it is ignored or excluded
+            # (`devflow check .venv/lib/pkg`): rules above it then no longer apply inside it.
+            if ignores and _ignored(resolved, True, ignores):
+                ignores = []
+            anchor = resolved if cfg.is_excluded(resolved) else None
             walked: list[Path] = []
-            _walk(resolved, config, ignores, walked)
+            _walk(resolved, config, ignores, walked, anchor)
             # Report paths in the form the user typed them (relative stays relative).
             found.extend(path / p.relative_to(resolved) for p in walked)
         else:

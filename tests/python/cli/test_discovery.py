@@ -61,3 +61,14 @@ def test_symlinked_folders_are_not_followed_and_files_are_not_doubled(tmp_path):
     (tmp_path / "link").symlink_to(tmp_path / "real", target_is_directory=True)
     assert discover([tmp_path]) == [str(tmp_path / "real" / "a.py")]
     assert discover([tmp_path / "real", tmp_path / "real" / "a.py"]) == [str(tmp_path / "real" / "a.py")]
+
+
+def test_a_named_folder_is_walked_even_if_ignored_or_excluded(tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text(".cache/\n*.log\n")
+    _touch(tmp_path, ".cache/bench/a.py", ".venv/lib/pkg/b.py", ".venv/lib/pkg/__pycache__/c.py", "d.py")
+    monkeypatch.chdir(tmp_path)
+    assert discover(["."]) == ["d.py"]
+    assert discover([".cache/bench"]) == [os.path.join(".cache", "bench", "a.py")]
+    # Inside a named excluded folder the default excludes still apply to what is below it.
+    assert discover([".venv/lib"]) == [os.path.join(".venv", "lib", "pkg", "b.py")]
