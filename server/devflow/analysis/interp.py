@@ -186,6 +186,15 @@ class Interpreter:
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
         call = st.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda") \
+                and isinstance(call.func.value, ast.Name) and val.kind == "tensor" and \
+                getattr(call, "_recv", None) is not None and call._recv.kind == "unknown" and not self.standalone:
+            # `model.to(device)` as a statement: only modules move in place, so `model` is a module now there
+            obj = Obj("module", dev=val.dev, origin=val.origin, moved=val.origin, moved_frame=frame)
+            obj.move_call = self.text(call)[len(call.func.value.id):]  # type: ignore[attr-defined]
+            obj.move_recv = call.func.value.id  # type: ignore[attr-defined]
+            frame.env[call.func.value.id] = Val("module", obj=obj, text=call.func.value.id)
+            return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "cpu"):
             recv = getattr(call, "_recv", None)
             if recv is not None and recv.kind == "tensor" and val.kind == "tensor":
@@ -196,7 +205,7 @@ class Interpreter:
                     f"{recv.dev.render() if recv.dev else 'its device'}" + (f" ({recv.origin.reason})" if recv.origin else ""),
                     [(recv.origin.span, recv.origin.reason)] if recv.origin else [],
                     FixPlan("assign", span_of(st), name=name, title=f"Assign the result: `{name} = {self.text(call)}`",
-                            applicability="safe") if isinstance(call.func.value, (ast.Name, ast.Attribute)) else None))
+                            applicability="safe") if isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Subscript)) else None))
         return False
 
     def s_Assign(self, st, frame):
@@ -810,6 +819,12 @@ class Interpreter:
     def iter_elem(self, it: Val, node, frame) -> Val:
         if it.kind == "tensor":
             return Val("tensor", it.dev, it.origin, scalar=True)
+        if it.kind == "params" and it.obj is not None:
+            o = it.obj
+            if o.dev is None or not o.dev.known or getattr(o, "standalone", False):
+                return UNKNOWN
+            t = Val("tensor", o.dev, o.moved or o.origin)
+            return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
         if it.kind == "obj" and it.obj is not None:
             obj = it.obj
             if obj.kind in ("list", "tuple"):
@@ -883,7 +898,7 @@ class Interpreter:
         if org is not None and org.reason.startswith("created at line") and "without device=" in org.reason:
             code = "DEV201"
             fix = None
-            if dev_text and org.span is not None:
+            if dev_text and org.span is not None and "legacy" not in org.reason:
                 fix = FixPlan("add_kwarg", org.span, text=dev_text, name="device",
                               title=f"Create it on the right device: add `device={dev_text}`")
             span = org.span
@@ -1249,7 +1264,11 @@ class Interpreter:
         obj = mod.obj
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None]
-        if not isinstance(node.func, ast.Call) and self.module_mix(node, mod, arg_pairs, frame, method):
+        if isinstance(node.func, ast.Call):
+            if obj is not None and obj.dev is not None and any(
+                    v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
+                return UNKNOWN  # DEV104 reports the module built in place; no cascade
+        elif self.module_mix(node, mod, arg_pairs, frame, method):
             return UNKNOWN  # it fails here at run time; what follows would only repeat the finding
         if obj is not None and obj.cls is not None:
             if self.standalone:
@@ -1372,8 +1391,11 @@ class Interpreter:
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
                     "zero_grad", "to_empty"):
             return mod
-        if name in ("parameters", "named_parameters", "buffers"):
-            return Val("params", obj=obj)
+        if name in ("parameters", "named_parameters", "buffers", "named_buffers"):
+            return Val("params", obj=obj, const="named" if name.startswith("named") else None)
+        if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
+            return Val("obj", obj=Obj("dict", opaque=True) if False else Obj("dict"),
+                       elem=Val("tensor", obj.dev, obj.moved or obj.origin))
         if name == "register_buffer" and len(args) >= 2 and args[0].kind == "const":
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
@@ -1515,6 +1537,21 @@ class Interpreter:
             else:
                 obj.dev = TOP
             return Val("module", obj=obj)
+        if q.startswith(("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
+                         "segmentation_models_pytorch.")) and (last[:1].islower() or last[:1].isupper()):
+            if "__opaque__" in kwargs:
+                return UNKNOWN
+            return Val("module", obj=Obj("module", qual=q, dev=self.default_dev if self.default_dev.known else TOP,
+                                         origin=Origin(span_of(node), f"created at line {node.lineno}"),
+                                         created_line=node.lineno, training=True))
+        if q == "copy.deepcopy" and args and args[0].kind == "module" and args[0].obj is not None:
+            src = args[0].obj
+            if src.dev is None or not src.dev.known or getattr(src, "standalone", False):
+                return UNKNOWN
+            reason = (f"copied by `{self.text(node)}` at line {node.lineno}" +
+                      (" before the model was moved" if src.moved is None else ""))
+            return Val("module", obj=Obj("module", qual=src.qual, dev=src.dev, origin=Origin(span_of(node), reason),
+                                         created_line=node.lineno, training=src.training, role="copy"))
         if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
             args[0].obj.peft = True
             return args[0]
@@ -1589,7 +1626,7 @@ class Interpreter:
             if self.default_dev is not CPU:
                 return UNKNOWN
             scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} without device="), scalar=False)
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} without device= (legacy constructor)"), scalar=False)
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:
