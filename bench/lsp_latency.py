@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 import time
@@ -84,12 +85,17 @@ class Bench:
             if fut and not fut.done():
                 fut.set_result((time.perf_counter(), len(params.diagnostics)))
 
+        self.analysis_ms: dict[tuple[str, int], float] = {}
+
         @self.client.feature(types.WINDOW_LOG_MESSAGE)
         def on_log(params):
-            pass
+            # "devflow: analysed URI vN in X ms" (server --log-level debug): the analysis alone.
+            m = re.match(r"devflow: analysed (\S+) v(\d+) in ([0-9.]+) ms", params.message)
+            if m:
+                self.analysis_ms[(m.group(1), int(m.group(2)))] = float(m.group(3))
 
     async def start(self) -> None:
-        await self.client.start_io(sys.executable, "-m", "devflow.lsp")
+        await self.client.start_io(sys.executable, "-m", "devflow", "serve", "--log-level", "debug")
         caps = types.ClientCapabilities(
             text_document=types.TextDocumentClientCapabilities(
                 publish_diagnostics=types.PublishDiagnosticsClientCapabilities(version_support=True)),
@@ -134,11 +140,14 @@ class Bench:
             t1, n = await asyncio.wait_for(fut, 300)
             assert n == n_diags, f"edit {k}: {n} diagnostics instead of {n_diags} (the edit broke the file?)"
             samples.append((t1 - t0) * 1000)
+        analysis = sorted(self.analysis_ms.get((uri, k + 2), float("nan")) for k in range(edits))
         samples.sort()
         p = lambda q: samples[min(len(samples) - 1, int(round(q * (len(samples) - 1))))]  # noqa: E731
         return {"lines": n_lines, "engine_p50_ms": round(engine_ms, 1), "edits": edits, "diagnostics": n_diags, "open_ms": round(open_ms, 1),
                 "p50_ms": round(p(0.50), 1), "p95_ms": round(p(0.95), 1), "max_ms": round(samples[-1], 1),
-                "mean_ms": round(statistics.mean(samples), 1)}
+                "mean_ms": round(statistics.mean(samples), 1),
+                "analysis_p50_ms": round(analysis[len(analysis) // 2], 1),
+                "analysis_p95_ms": round(analysis[min(len(analysis) - 1, int(round(0.95 * (len(analysis) - 1))))], 1)}
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
@@ -162,11 +171,13 @@ async def main() -> int:
     finally:
         await bench.stop()
     print(f"devflow LSP latency: didChange -> publishDiagnostics (debounce 0, {args.edits} edits per size)")
-    print(f"{'lines':>7} {'diags':>6} {'open ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7} {'engine ms':>10}")
+    print(f"{'lines':>7} {'diags':>6} {'open ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}"
+          f" {'analysis p50/p95':>17} {'engine ms':>10}")
     for r in rows:
         print(f"{r['lines']:>7} {r['diagnostics']:>6} {r['open_ms']:>8} {r['p50_ms']:>7} {r['p95_ms']:>7} {r['max_ms']:>7}"
-              f" {r['engine_p50_ms']:>10}")
-    print("engine ms: median of devflow.api.check_source on the same text, in-process (the floor)")
+              f" {str(r['analysis_p50_ms']) + ' / ' + str(r['analysis_p95_ms']):>17} {r['engine_p50_ms']:>10}")
+    print("analysis: the check itself inside the server (its debug log); engine ms: median of")
+    print("devflow.api.check_source on the same text in the bench process. The rest is the server + transport.")
     target = next((r for r in rows if 1500 <= r["lines"] <= 2500), None)
     if target:
         verdict = "meets" if target["p95_ms"] <= 100 else "misses"

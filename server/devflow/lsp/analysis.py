@@ -29,6 +29,10 @@ def warm_up() -> None:
     `initialize` is answered at once and the first analysis does not pay for it."""
     import devflow.api  # noqa: F401
 
+    from devflow.lsp.gc_policy import Collector
+
+    Collector.freeze()
+
 
 def with_settings(config, settings: Settings):
     """The editor's --select / --ignore on top of the file's config, as on the command line."""

@@ -23,6 +23,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     @ls.feature(types.INITIALIZE)
     def initialize(params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
+        ls.gc.install(ls.loop)
         logs.install(ls, ls.loop, ls.cli_settings.log_level)
         opts = params.initialization_options
         if isinstance(opts, dict) and isinstance(opts.get("settings"), dict):

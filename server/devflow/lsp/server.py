@@ -13,6 +13,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from devflow.lsp import analysis, diagnostics, logs, settings as settings_mod
+from devflow.lsp.gc_policy import Collector
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
 from devflow.lsp.project_config import ConfigCache
 from devflow.lsp.scheduler import CLOSED, Scheduler
@@ -47,6 +48,7 @@ class DevflowServer(LanguageServer):
         self.pushed: set[str] = set()  # documents we published non-empty diagnostics to
         self._reported_rule_errors: set[tuple[str, str]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.gc = Collector()
 
     def report_server_error(self, error: Exception, source) -> None:
         """pygls would pop up "Error in server" for any failed notification (a didChange for a
@@ -132,6 +134,7 @@ class DevflowServer(LanguageServer):
     def publish(self, result: analysis.Analysis, force: bool = False) -> int:
         """Push the diagnostics of a current analysis (in pull mode only with `force`: files
         that are not open). Returns how many were published."""
+        self.gc.after_result()
         if self.pull_mode and not force:
             return sum(len(v) for v in self.lsp_diagnostics(result).values())
         by_uri = self.lsp_diagnostics(result)
