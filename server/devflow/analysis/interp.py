@@ -167,6 +167,16 @@ class Interpreter:
         old = self.hints.get(span, h)
         self.hints[span] = h if old is not None and old.device == h.device else None
 
+    def use_hint(self, node, val: Val) -> None:
+        dev = val.device
+        if dev is None or not dev.known:
+            return
+        span = span_of(node)
+        reason = (val.obj.moved or val.obj.origin) if val.kind == "module" and val.obj else val.origin
+        h = DeviceHint(span, node.id, dev.render(), reason.reason if reason else "", val.kind, False)
+        old = self.hints.get(span, h)
+        self.hints[span] = h if old is not None and old.device == h.device else None
+
     # ----------------------------------------------------------------- statements
     def exec_block(self, stmts, frame: Frame) -> bool:
         """Run statements; True when the block always ends in return/raise/break/continue."""
@@ -421,6 +431,8 @@ class Interpreter:
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
                     base.obj.keys[key.const] = val
+                else:
+                    base.elem = val if base.elem is None else self.join(base.elem, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
 
@@ -534,6 +546,8 @@ class Interpreter:
     def e_Name(self, node, frame):
         v = self.lookup(node.id, frame)
         if v is not None:
+            if v.kind in ("tensor", "module") and not self.standalone:
+                self.use_hint(node, v)
             return v
         if node.id in self.index.aliases:
             return Val("qual", const=self.index.aliases[node.id])
@@ -568,9 +582,9 @@ class Interpreter:
             obj = base.obj
             if attr in obj.attrs:
                 v = obj.attrs[attr]
-                if v.kind in ("tensor", "module", "obj") and not v.text:
+                if v.kind in ("tensor", "module") and not v.text:
                     return v.with_text(self.text(node))
-                return v
+                return v  # containers are returned as is: writes through them must stick
             if attr == "training" and obj.training is not None:
                 return Val("const", const=obj.training)
             if obj.cls is not None:
@@ -823,7 +837,10 @@ class Interpreter:
             o = it.obj
             if o.dev is None or not o.dev.known or getattr(o, "standalone", False):
                 return UNKNOWN
-            t = Val("tensor", o.dev, o.moved or o.origin)
+            org = o.moved or o.origin
+            if o.moved is None and node is not None:
+                org = Origin(span_of(node), f"taken from `{self.text(node)}` at line {node.lineno}, before the model was moved")
+            t = Val("tensor", o.dev, org)
             return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
         if it.kind == "obj" and it.obj is not None:
             obj = it.obj

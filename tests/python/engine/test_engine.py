@@ -40,9 +40,12 @@ def test_canonical_snippet_dev101_with_safe_fix():
 
 def test_hints_name_device_and_reason():
     r = analyze(CANONICAL)
-    hints = {h.name: h for h in r.hints}
-    assert hints["x"].device == "`device`" and hints["x"].is_assignment
+    hints = {h.name: h for h in r.hints if h.is_assignment}
+    assert hints["x"].device == "`device`" and hints["x"].span.line == 8
     assert hints["y"].device == "`device`" and "model.to(device)" in hints["y"].reason
+    uses = [h for h in r.hints if not h.is_assignment]
+    assert any(h.name == "x" and h.span.line == 9 for h in uses)  # hover on a use
+    assert any(h.name == "model" and h.span.line == 9 and h.kind == "module" for h in uses)
 
 
 def test_message_names_both_sides_and_lines():
