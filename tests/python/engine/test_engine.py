@@ -175,3 +175,18 @@ def test_registry_and_docs():
         assert doc_url(code).endswith(f"docs/rules/{code}.md")
         assert (ROOT / info.doc_path).exists(), f"missing doc page {info.doc_path}"
     assert {r.code for r in ALL_RULES} == set(RULES)
+
+
+FIXTURES = ROOT / "tests" / "fixtures" / "engine"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("torchvision_head_after_move.py", [("DEV101", 9)]),
+    ("ema_deepcopy_before_move.py", [("DEV202", 18)]),
+    ("ema_shadow_dict.py", [("DEV202", 9)]),
+    ("dict_batch_discarded_to.py", [("DEV107", 10)]),
+])
+def test_shapes_beyond_the_corpus(name, expected):
+    r = analyze((FIXTURES / name).read_text())
+    assert [(d.code, d.span.line) for d in r.diagnostics] == expected
+    assert not r.rule_errors
