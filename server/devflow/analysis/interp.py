@@ -85,6 +85,7 @@ class Interpreter:
         self._all_modules: list[Obj] = []
         self.standalone = False
         self.moved_classes: set[str] = set()
+        self.tensor_attrs: dict[tuple[str, str], list] = {}
         self._cur_move = (None, None)
 
     # ----------------------------------------------------------------- driver
@@ -427,7 +428,13 @@ class Interpreter:
                 self.set_attr(base, target, val, frame, st)
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value, frame)
-            if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
+            parent = base.obj if base.kind in ("module", "attr") else None
+            if parent is not None and parent.kind == "module" and val.kind == "module" and val.obj is not None \
+                    and parent.moved is not None and val.obj.moved is None and not getattr(parent, "standalone", False) \
+                    and definitely_differ(val.obj.dev or CPU, parent.dev):
+                self.report_added_after_move(parent, val.obj, target, st, frame)
+                parent.items.append(val)
+            elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
                     base.obj.keys[key.const] = val
@@ -445,8 +452,9 @@ class Interpreter:
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
                     and not getattr(obj, "standalone", False):
                 self.report_added_after_move(obj, child, target, st, frame)
-        elif obj.kind == "module" and val.kind == "tensor" and name in obj.buffers:
-            pass
+        elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
+                and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
+            self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
         obj.attrs[name] = val
 
     def report_added_after_move(self, parent: Obj, child: Obj, target, st, frame: Frame) -> None:
@@ -912,10 +920,16 @@ class Interpreter:
             related.append((b.origin.span, b.origin.reason))
         factory = getattr(org, "factory", None) if org else None
         dev_text = self._fix_device_text(b, btext, frame, org.span.line if org else node.lineno)
-        if org is not None and org.reason.startswith("created at line") and "without device=" in org.reason:
+        same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
+        if not same_scope:
+            dev_text = None  # the other side's names are not visible where the value was made
+        if org is not None and org.reason.startswith("created at line") and \
+                ("without device=" in org.reason or "legacy cpu constructor" in org.reason):
             code = "DEV201"
             fix = None
-            if dev_text and org.span is not None and "legacy" not in org.reason:
+            if dev_text and "legacy" in org.reason:
+                fix = FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
+            elif dev_text and org.span is not None:
                 fix = FixPlan("add_kwarg", org.span, text=dev_text, name="device",
                               title=f"Create it on the right device: add `device={dev_text}`")
             span = org.span
@@ -1299,6 +1313,10 @@ class Interpreter:
             return Val("tensor", obj.dev, obj.moved or obj.origin, scalar=obj.role in ("loss", "metric", "criterion"))
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
         if tensors and obj is not None and obj.dev is None:
+            named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
+                    [(kwargs[k.arg], k.arg) for k in node.keywords if k.arg in kwargs and kwargs[k.arg].kind == "tensor"]
+            if len(named) >= 2 and self.check_mix(node, named, frame):
+                return UNKNOWN
             return self.result_of(tensors)
         return UNKNOWN
 
@@ -1308,7 +1326,7 @@ class Interpreter:
             return
         if obj.dispatched:
             self.add(Finding("DEV501", span_of(node),
-                             f"`{self.text(node)}` moves a model that device_map dispatched across devices"
+                             f"`{self.text(node)}` moves a model that accelerate placed (device_map / quantization)"
                              + (f" ({obj.origin.reason})" if obj.origin else "")
                              + "; accelerate refuses to move an offloaded model and the move undoes the placement",
                              [(obj.origin.span, obj.origin.reason)] if obj.origin else [],
@@ -1541,6 +1559,13 @@ class Interpreter:
                 return Val("obj", obj=Obj("tokenizer", qual=q))
             dm = kwargs.get("device_map")
             obj = Obj("module", qual=q, origin=Origin(span_of(node), f"loaded at line {node.lineno}"))
+            quant = next((k for k in ("load_in_8bit", "load_in_4bit") if k in kwargs and kwargs[k].kind == "const"
+                          and kwargs[k].const is True), None)
+            if quant is not None or "quantization_config" in kwargs:
+                obj.dispatched = True
+                obj.dev = TOP
+                obj.origin = Origin(span_of(node), f"loaded quantized ({quant or 'quantization_config'}) at line {node.lineno}")
+                return Val("module", obj=obj)
             if dm is not None:
                 if (dm.kind == "const" and dm.const in ("auto", "balanced", "balanced_low_0", "sequential")):
                     obj.dispatched = True
@@ -1643,7 +1668,7 @@ class Interpreter:
             if self.default_dev is not CPU:
                 return UNKNOWN
             scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} without device= (legacy constructor)"), scalar=False)
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor"), scalar=False)
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:

@@ -208,6 +208,11 @@ class TensorAttributeNotBuffer(Rule):
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (name := _self_attr(st.targets[0])) \
                         and self._cpu_tensor(ctx, st.value):
                     candidates.setdefault(name, []).append(st)
+            for (cname, name), sts in getattr(ctx.interp, "tensor_attrs", {}).items():
+                if cname == cls.name:
+                    for st in sts:
+                        if isinstance(st, ast.Assign) and st not in candidates.get(name, []):
+                            candidates.setdefault(name, []).append(st)
             for name, sts in candidates.items():
                 if name in registered or not self._used_elsewhere(cls, name):
                     continue
