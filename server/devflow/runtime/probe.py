@@ -144,7 +144,7 @@ class _Registry:
     def offer(self, obj, name: str, origin: str, prio: int) -> bool:
         key = id(obj)
         cur = self.names.get(key)
-        if prio < 60:  # other user-visible names of the same object, for "also known as"
+        if prio < 60 and ".param_groups[" not in name:  # other user-visible names, for "also known as"
             al = self.aliases.setdefault(key, [])
             if name not in al and len(al) < 6:
                 al.append(name)
@@ -169,6 +169,7 @@ class _Probe:
         self.reg = _Registry()
         self.tensors: dict[int, object] = {}  # id -> tensor, every tensor we know of
         self.tensor_frames: dict[int, tuple[int, str]] = {}  # id -> (frame index, frame function)
+        self.name_frames: dict[int, str] = {}
         self.modules: dict[int, object] = {}
         self.optimizers: dict[int, object] = {}
         self.scalers: dict[int, object] = {}
@@ -208,8 +209,9 @@ class _Probe:
         # scalers the outermost one (`model`, not `self` inside forward): obj_prio.
         if self.is_tensor(value):
             self.tensors[id(value)] = value
-            self.reg.offer(value, name, "local", prio)
-            self.tensor_frames.setdefault(id(value), (frame_idx, func))
+            if self.reg.offer(value, name, "local", prio):
+                self.name_frames[id(value)] = func  # the frame the shown name comes from
+            self.tensor_frames.setdefault(id(value), (frame_idx, func))  # innermost frame seen
         elif self.is_module(value):
             self.modules[id(value)] = value
             is_self = name.split(".")[0] == "self"
@@ -608,9 +610,8 @@ def _tensor_entry(probe: _Probe, t, name_info) -> dict:
     name, origin, _ = name_info if name_info else (None, "gc", 0)
     e = {"name": name, "origin": origin, "device": _device_str(t), "shape": _shape(t),
          "dtype": str(getattr(t, "dtype", "?")).replace("torch.", ""), "bytes": _nbytes(t)}
-    fr = probe.tensor_frames.get(id(t))
-    if fr is not None:
-        e["frame"] = fr[1]
+    if origin == "local" and id(t) in probe.name_frames:
+        e["frame"] = probe.name_frames[id(t)]
     aka = [a for a in probe.reg.aliases.get(id(t), ()) if a != name][:3]
     if aka:
         e["aliases"] = aka
@@ -711,7 +712,7 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
         return None
     culprit = {"family": parsed.get("family"), "op": parsed.get("op"), "argument": parsed.get("argument"),
                "device": None, "expected_device": None, "tensors": [], "module": None,
-               "optimizer": None, "file": loc.get("file"), "line": loc.get("line"),
+               "optimizer": None, "whole_module": False, "file": loc.get("file"), "line": loc.get("line"),
                "function": loc.get("function"), "code": loc.get("code"), "hint": parsed.get("hint"),
                "summary": ""}
     odd, expected = _pick_odd_device(probe, parsed)
@@ -790,11 +791,35 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
         owner = best["name"].rsplit(".", 1)[0]
         if best["origin"] == "grad":
             owner = owner.rsplit(".", 1)[0]
+        if best["origin"] in ("parameter", "buffer"):
+            owner, whole = _widest_module_on(report["modules"], owner, odd)
+            culprit["whole_module"] = whole
         culprit["module"] = owner
     if best and best.get("origin") == "optimizer-state":
         culprit["optimizer"] = best["name"].split(".state[")[0]
     culprit["summary"] = _summary(culprit, parsed)
     return culprit
+
+
+def _widest_module_on(roots: list, owner: str, device: str) -> tuple[str, bool]:
+    """The highest module on the path to `owner` whose whole subtree is on `device` (a model that
+    was never moved is the culprit, not its first layer); whether that is the entire tree."""
+    for root in roots:
+        if not (owner == root["name"] or owner.startswith(root["name"] + ".")):
+            continue
+        node, path = root, [root]
+        while node["name"] != owner:
+            nxt = next((k for k in node["children"] if owner == k["name"] or owner.startswith(k["name"] + ".")), None)
+            if nxt is None:
+                break
+            node = nxt
+            path.append(node)
+        for i, n in enumerate(path):
+            devs = n.get("devices") or {}
+            if devs and all(_same_device(d, device) for d in devs):
+                return n["name"], i == 0
+        return owner, False
+    return owner, False
 
 
 def _collect_split(node: dict, expected: str | None, out: set):
@@ -819,13 +844,18 @@ def _summary(c: dict, parsed: dict) -> str:
             base = f"something on {c['device']} met {c['expected_device']}: {base}"
         return base + where
     t = c["tensors"][0]
-    what = t["name"] or f"an unnamed {t['dtype']}{t['shape']} tensor"
-    if t.get("library_name"):
-        what = f"a temporary {t['dtype']}{t['shape']} tensor (torch calls it `{t['name']}`)"
     kind = {"parameter": "parameter", "buffer": "buffer", "attribute": "plain tensor attribute",
-            "optimizer-state": "optimizer state", "grad": "gradient", "local": "tensor",
-            "scaler-state": "GradScaler state"}.get(t["origin"], "tensor")
-    s = f"{what} ({kind}) is on {t['device']}"
+            "optimizer-state": "optimizer state", "grad": "gradient", "scaler-state": "GradScaler state",
+            "local": f"local in {t.get('frame')}()" if t.get("frame") else "tensor"}.get(t["origin"], "tensor")
+    if t.get("aliases"):
+        kind += f", also {t['aliases'][0]}"
+    if t.get("library_name") or not t["name"]:
+        s = f"a temporary {t['dtype']}{t['shape']} tensor"
+        if t["name"]:
+            s += f" (torch calls it `{t['name']}`)"
+        s += f" is on {t['device']}"
+    else:
+        s = f"{t['name']} ({kind}) is on {t['device']}"
     if c.get("expected_device"):
         s += f", the rest is on {c['expected_device']}"
     elif parsed.get("family") == "index-device":
@@ -837,6 +867,8 @@ def _summary(c: dict, parsed: dict) -> str:
         s += "; a plain tensor attribute does not follow Module.to() (register_buffer it)"
     elif mod.endswith("]"):
         s += f"; {mod} sits in a plain Python list/dict, which Module.to() does not move (use nn.ModuleList/ModuleDict)"
+    elif mod and c.get("whole_module"):
+        s += f"; {mod} is entirely on {t['device']}: it was never moved"
     elif mod and t["origin"] != "optimizer-state":
         s += f"; module {mod} was not moved"
     elif t["origin"] == "optimizer-state":
