@@ -103,10 +103,12 @@ class Interpreter:
             owner = self.index.parent_class.get(id(fn))
             if owner is None and id(fn) not in top:
                 continue  # nested functions run with their parent
-            self.run_standalone(fn, owner)
+            # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
+            entry = owner is None and self.source.count(fn.name + "(") <= 1 and not fn.decorator_list
+            self.run_standalone(fn, owner, follow=entry)
 
-    def run_standalone(self, fn, owner: ClassInfo | None) -> None:
-        self.standalone = True  # callees get their own pass: do not follow calls from here
+    def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
+        self.standalone = not follow  # callees get their own pass: do not follow calls from here
         decos = _decorators(fn)
         self_val = None
         if owner is not None and "staticmethod" not in decos:
@@ -958,6 +960,9 @@ class Interpreter:
         dt = self._dev_text(other.dev)
         if dt and self._available(dt, frame, line):
             return dt
+        for name, v in frame.env.items():  # a local tensor already on that device
+            if v.kind == "tensor" and v.dev == other.dev and self._available(name, frame, line):
+                return f"{name}.device"
         return None
 
     def report_index(self, node, base: Val, idx: Val, frame) -> None:

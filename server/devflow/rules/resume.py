@@ -10,8 +10,13 @@ from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
 def chooses_cpu_fallback(tree: ast.AST) -> bool:
-    """The file picks its device at run time ("cuda" if torch.cuda.is_available() else "cpu")."""
+    """The file picks its device at run time ("cuda" if torch.cuda.is_available() else "cpu",
+    or `torch.device(args.device)`), so it may run where the checkpoint's GPU is missing."""
     for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "device" and \
+                isinstance(n.func.value, ast.Name) and n.func.value.id == "torch" and n.args and \
+                isinstance(n.args[0], (ast.Attribute, ast.Name)) and "device" in ast.dump(n.args[0]).lower():
+            return True
         if isinstance(n, ast.IfExp):
             test = ast.dump(n.test)
             strs = {c.value for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
@@ -26,7 +31,7 @@ class LoadWithoutMapLocation(Rule):
     code = "DEV301"
 
     def check(self, ctx: Context) -> list[Finding]:
-        if "is_available" not in ctx.source or "torch.load" not in ctx.source and "load(" not in ctx.source \
+        if ("is_available" not in ctx.source and "torch.device(" not in ctx.source) or "load(" not in ctx.source \
                 or not chooses_cpu_fallback(ctx.tree):
             return []
         out = []

@@ -185,6 +185,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("ema_deepcopy_before_move.py", [("DEV202", 18)]),
     ("ema_shadow_dict.py", [("DEV202", 9)]),
     ("dict_batch_discarded_to.py", [("DEV107", 10)]),
+    ("fire_entry_point.py", [("DEV201", 12)]),
     ("vgg_classifier_pe_labels.py", [("DEV201", 10), ("DEV105", 13), ("DEV101", 23), ("DEV201", 26)]),
 ])
 def test_shapes_beyond_the_corpus(name, expected):
