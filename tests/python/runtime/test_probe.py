@@ -103,6 +103,32 @@ def test_optimizer_state_on_another_device():
     assert not any("'step'" in n for n in bad), "a cpu scalar step is legal"
 
 
+def test_optimizer_state_on_cpu_params_on_fake_cuda(fake_mode):
+    """The real "cpu and cuda:0" message from AdamW.step (single-tensor path; the foreach path
+    needs data-dependent values that fake tensors do not have).  Grads are set directly."""
+    model = fake_cuda_linear(fake_mode, 4, 2)
+    with fake_mode:
+        for p in model.parameters():
+            p.grad = torch.empty_like(p)
+    optimizer = torch.optim.AdamW(model.parameters(), foreach=False)
+    for p in model.parameters():  # a checkpoint loaded before the model moved
+        optimizer.state[p] = {"step": torch.tensor(3.0), "exp_avg": torch.zeros(p.shape),
+                              "exp_avg_sq": torch.zeros(p.shape)}
+
+    def step():
+        with fake_mode:
+            optimizer.step()
+
+    rep = placement_report(raised(step))
+    assert set(rep["error"]["parsed"]["devices"]) == {"cpu", "cuda:0"}
+    c = rep["culprit"]
+    assert c["device"] == "cpu" and c["expected_device"] == "cuda:0" and c["optimizer"] == "optimizer"
+    assert c["tensors"][0]["name"] in ("optimizer.state[model.weight]['exp_avg']",
+                                       "optimizer.state[model.weight]['exp_avg_sq']")
+    assert rep["optimizers"][0]["param_devices"] == {"cuda:0": 2}
+    assert rep["optimizers"][0]["mismatch_count"] == 4
+
+
 def test_inputs_on_another_device_fake_cuda(fake_mode):
     model = fake_cuda_linear(fake_mode, 4, 4)
     batch = torch.randn(2, 4)  # never moved to cuda
