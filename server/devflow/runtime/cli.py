@@ -65,13 +65,16 @@ def _user_traceback(exc: BaseException, script: str | None):
     """Drop devflow's and runpy's frames so the traceback starts in the user's code, like python's."""
     tb = exc.__traceback__
     here = os.path.dirname(os.path.abspath(__file__))
+    start = tb
     while tb is not None:
         raw = tb.tb_frame.f_code.co_filename
         fn = os.path.abspath(raw)
         if not (fn.startswith(here + os.sep) or os.path.basename(fn) == "runpy.py" or raw.startswith("<frozen runpy")):
             break
         tb = tb.tb_next
-    return tb or exc.__traceback__
+    if tb is None and isinstance(exc, SyntaxError):
+        return None  # the script did not compile: python shows only the error, no frames
+    return tb or start
 
 
 def main(argv: list[str]) -> int:
@@ -84,9 +87,12 @@ def main(argv: list[str]) -> int:
         sys.stdout.write(USAGE)
         return 0
     if script is not None:
-        if not os.path.isfile(script):
+        if not os.path.exists(script):  # a directory or zip with __main__.py runs too, as with python
             sys.stderr.write(f"devflow run: can't open file {script!r}: no such file\n")
             return 2
+        if os.path.isdir(script) and not os.path.isfile(os.path.join(script, "__main__.py")):
+            sys.stderr.write(f"devflow run: can't find '__main__' module in {script!r}\n")
+            return 1
         sys.argv = [script] + args
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     else:

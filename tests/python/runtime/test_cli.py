@@ -70,6 +70,14 @@ def test_exit_status_other_errors_and_bad_usage(tmp_path, monkeypatch, capsys):
     assert main(["value.py"]) == 1
     err = capsys.readouterr().err
     assert "ValueError: not about devices" in err and "placement report" not in err
+    (tmp_path / "syntax.py").write_text("x = (\n")
+    assert main(["syntax.py"]) == 1
+    err = capsys.readouterr().err
+    assert "SyntaxError" in err and "runpy" not in err and "Traceback" not in err
+    (tmp_path / "app").mkdir()
+    assert main(["app"]) == 1
+    (tmp_path / "app" / "__main__.py").write_text("import sys\nsys.exit(len(sys.argv))\n")
+    assert main(["app", "x", "y"]) == 3
     assert main(["missing.py"]) == 2
     assert main(["--report-json"]) == 2
     assert main([]) == 2
