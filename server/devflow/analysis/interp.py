@@ -958,11 +958,13 @@ class Interpreter:
         if other_text and other_text.isidentifier() and other.kind == "tensor" and self._available(other_text, frame, line):
             return f"{other_text}.device"
         dt = self._dev_text(other.dev)
-        if dt and self._available(dt, frame, line):
+        if dt and other.dev.kind == "sym" and self._available(dt, frame, line):
             return dt
         for name, v in frame.env.items():  # a local tensor already on that device
             if v.kind == "tensor" and v.dev == other.dev and self._available(name, frame, line):
                 return f"{name}.device"
+        if dt and self._available(dt, frame, line):
+            return dt
         return None
 
     def report_index(self, node, base: Val, idx: Val, frame) -> None:
@@ -1059,7 +1061,7 @@ class Interpreter:
                           title="Send the inputs to the device of the model's first layer")
         self.add(Finding("DEV502", span_of(call),
                          f"`{vtext}` is on cpu" + (f" ({v.origin.reason})" if v.origin else "")
-                         + f" but `{mtext}` is dispatched across devices by device_map"
+                         + f" but `{mtext}` is placed by accelerate (device_map / quantization)"
                          + (f" ({obj.origin.reason})" if obj.origin else "")
                          + "; send inputs to the device of its first layer", related, fix))
 
