@@ -7,8 +7,6 @@ statements copy the indentation of the statement they follow.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from devflow.analysis.findings import FixPlan
 from devflow.model import Edit, Fix, Span
 
@@ -39,6 +37,8 @@ def _block(text: str, indent: str) -> str:
 
 
 def add_kwarg(src: SourceText, span: Span, name: str, value: str) -> Edit | None:
+    import libcst as cst  # only files with findings pay for libcst
+
     seg = src.segment(span)
     try:
         call = cst.parse_expression(seg)
