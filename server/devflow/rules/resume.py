@@ -9,14 +9,18 @@ from devflow.analysis import torch_api as T
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
+_CLI_OPTIONS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "conf", "hparams", "FLAGS", "flags"})
+
+
 def chooses_cpu_fallback(tree: ast.AST) -> bool:
     """The file picks its device at run time ("cuda" if torch.cuda.is_available() else "cpu",
     or `torch.device(args.device)`), so it may run where the checkpoint's GPU is missing."""
     for n in ast.walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "device" and \
                 isinstance(n.func.value, ast.Name) and n.func.value.id == "torch" and n.args and \
-                isinstance(n.args[0], (ast.Attribute, ast.Name)) and "device" in ast.dump(n.args[0]).lower():
-            return True
+                isinstance(n.args[0], ast.Attribute) and "device" in n.args[0].attr and \
+                isinstance(n.args[0].value, ast.Name) and n.args[0].value.id in _CLI_OPTIONS:
+            return True  # torch.device(args.device): the user picks the device on the command line
         if isinstance(n, ast.IfExp):
             test = ast.dump(n.test)
             strs = {c.value for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
