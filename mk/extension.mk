@@ -39,8 +39,8 @@ $(BUNDLE_STAMP): $(SERVER_STAMP) $(SERVER_SOURCES) extension/scripts/bundle_serv
 
 extension-bundle: $(BUNDLE_STAMP)
 
-$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) .vscodeignore README.md
-	npx vsce package --no-dependencies --skip-license --target $(EXT_TARGET) --out $@
+$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) .vscodeignore extension/README.md
+	npx vsce package --no-dependencies --skip-license --readme-path extension/README.md --target $(EXT_TARGET) --out $@
 	@echo "== wrote $@ ($$(du -h $@ | cut -f1))"
 
 vsix: $(VSIX)
