@@ -184,10 +184,14 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     # -- commands -------------------------------------------------------------------------------
     @ls.command(CHECK_WORKSPACE)
     async def check_workspace(*args):
-        return await workspace_check.check_workspace(ls, workspace_check.uris_from_args(args))
+        msg_id, params = ls.protocol.take_command_params()
+        token = params.work_done_token if params else None
+        return await workspace_check.check_workspace(
+            ls, workspace_check.uris_from_args(args), token, lambda: ls.protocol.request_cancelled(msg_id))
 
     @ls.command(CHECK_FILE)
     async def check_file(*args):
+        ls.protocol.take_command_params()
         uris = workspace_check.uris_from_args(args)
         if not uris:
             raise ValueError("devflow.checkFile needs a document URI")

@@ -16,6 +16,7 @@ from devflow.lsp import analysis, diagnostics, logs, settings as settings_mod
 from devflow.lsp.gc_policy import Collector
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
 from devflow.lsp.project_config import ConfigCache
+from devflow.lsp.protocol import DevflowProtocol
 from devflow.lsp.scheduler import CLOSED, Scheduler
 from devflow.lsp.settings import Settings
 
@@ -37,6 +38,7 @@ class DevflowServer(LanguageServer):
                     cells=[types.NotebookCellLanguage(language="python")], notebook="*")],
                 save=True,
             ),
+            protocol_cls=DevflowProtocol,
         )
         self.cli_settings = cli_settings
         self.settings = cli_settings

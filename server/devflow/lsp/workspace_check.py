@@ -88,25 +88,26 @@ def _roots(ls, uris: list[str]) -> list[Path]:
 
 
 class _Progress:
-    """Work-done progress, server-initiated when the client supports it; `cancelled` turns true
-    when the user cancels it."""
+    """Work-done progress on the token the client sent with the request, else on one the server
+    creates (when the client supports that); `cancelled` turns true when the user cancels it."""
 
-    def __init__(self, ls) -> None:
+    def __init__(self, ls, client_token=None) -> None:
         self.ls = ls
-        self.token: str | None = None
+        self.token = client_token
         self._last = 0.0
 
     async def begin(self, total: int) -> None:
-        if not self.ls.supports("window.work_done_progress"):
-            return
-        token = f"devflow-check-{uuid.uuid4().hex[:8]}"
-        try:
-            await self.ls.work_done_progress.create_async(token)
-        except Exception as e:
-            log.debug("devflow: no progress (%s)", e)
-            return
-        self.token = token
-        self.ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+        if self.token is None:
+            if not self.ls.supports("window.work_done_progress"):
+                return
+            token = f"devflow-check-{uuid.uuid4().hex[:8]}"
+            try:
+                await self.ls.work_done_progress.create_async(token)
+            except Exception as e:
+                log.debug("devflow: no progress (%s)", e)
+                return
+            self.token = token
+        self.ls.work_done_progress.begin(self.token, types.WorkDoneProgressBegin(
             title="devflow: checking devices", cancellable=True, message=f"0/{total} files", percentage=0))
 
     @property
@@ -127,17 +128,17 @@ class _Progress:
             self.ls.work_done_progress.tokens.pop(self.token, None)
 
 
-async def check_workspace(ls, uris: list[str]) -> dict:
+async def check_workspace(ls, uris: list[str], token=None, request_cancelled=lambda: False) -> dict:
     roots = _roots(ls, uris)
     loop = asyncio.get_running_loop()
     files = await loop.run_in_executor(ls.executor, discover, roots, ls.configs, ls.settings.config_path)
-    progress = _Progress(ls)
+    progress = _Progress(ls, token)
     await progress.begin(len(files))
     found = done = 0
     cancelled = False
     try:
         for path in files:
-            if progress.cancelled:
+            if progress.cancelled or request_cancelled():
                 cancelled = True
                 break
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import textwrap
 from pathlib import Path
@@ -68,12 +69,13 @@ async def test_check_workspace_on_given_uris_and_check_file(start, tmp_path):
 
 
 async def test_check_workspace_cancel(start, tmp_path):
-    for i in range(300):
-        (tmp_path / f"m{i:03}.py").write_text(CANONICAL + "".join(f"v{j} = torch.zeros(2)\n" for j in range(300)))
+    _many_files(tmp_path)
     s = await start(profile="visual-studio-code", encoding="utf-16", root=tmp_path)
     task = asyncio.ensure_future(s.client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="devflow.checkWorkspace", arguments=[])))
-    while not s.client.progress_reports:
+    for _ in range(3000):
+        if s.client.progress_reports:
+            break
         await asyncio.sleep(0.01)
     (token,) = s.client.progress_reports
     s.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
@@ -203,3 +205,35 @@ async def test_protocol_misuse_is_logged_not_shown(start):
     assert not [x for x in await s.diagnostics(uri) if x.code == "DEV101"]
     assert not s.client.messages
     assert any("opened.py" in m.message for m in s.client.log_messages)
+
+
+def _many_files(root: Path, n: int = 300) -> None:
+    for i in range(n):
+        (root / f"m{i:03}.py").write_text(CANONICAL + "".join(f"v{j} = torch.zeros(2)\n" for j in range(300)))
+
+
+async def test_check_workspace_on_the_client_token_and_cancel_request(start, tmp_path):
+    """As vscode-languageclient does it: the request carries its own workDoneToken, and the
+    user's cancel arrives as $/cancelRequest."""
+    _many_files(tmp_path)
+    s = await start(profile="visual-studio-code", encoding="utf-16", root=tmp_path)
+    token = "devflow/client-token"
+    s.client.progress_reports[token] = []  # the client made this token itself
+    fut = s.client.protocol.send_request(types.WORKSPACE_EXECUTE_COMMAND, types.ExecuteCommandParams(
+        command="devflow.checkWorkspace", arguments=[], work_done_token=token), msg_id="check-1")
+    for _ in range(3000):  # begin + a report: files are being checked
+        if len(s.client.progress_reports[token]) >= 2:
+            break
+        await asyncio.sleep(0.01)
+    assert list(s.client.progress_reports) == [token]  # no server-created token
+    s.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="check-1"))
+    with contextlib.suppress(Exception):  # the answer to a cancelled request is an error
+        await asyncio.wait_for(asyncio.wrap_future(fut), 30)
+    for _ in range(3000):
+        if isinstance(s.client.progress_reports[token][-1], types.WorkDoneProgressEnd):
+            break
+        await asyncio.sleep(0.01)
+    end = s.client.progress_reports[token][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd) and "cancelled" in end.message
+    done = int(end.message.split("/")[0])
+    assert done < 300
