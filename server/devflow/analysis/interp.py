@@ -955,7 +955,8 @@ class Interpreter:
     def _fix_device_text(self, other: Val, other_text: str, frame: Frame, line: int) -> str | None:
         """A device expression valid at `line`: the other tensor's `.device` when it is a local name,
         else the device variable it was moved to."""
-        if other_text and other_text.isidentifier() and other.kind == "tensor" and self._available(other_text, frame, line):
+        if other_text and other_text.isidentifier() and other.kind == "tensor" and other.text != _MODULE_SIDE \
+                and self._available(other_text, frame, line):
             return f"{other_text}.device"
         dt = self._dev_text(other.dev)
         if dt and other.dev.kind == "sym" and self._available(dt, frame, line):
@@ -1003,7 +1004,7 @@ class Interpreter:
             if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
                 continue
             if v.dev.is_cpu:
-                self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin), self.text(call.func)
+                self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin, text=_MODULE_SIDE), self.text(call.func)
                                                .removesuffix("." + method) if method else self.text(call.func)), frame)
                 return True
             self.report_module_on_cpu(call, mod, v, t, frame)
@@ -1038,7 +1039,12 @@ class Interpreter:
             related.append((v.origin.span, v.origin.reason))
         dev_text = self._fix_device_text(v, vtext, frame, call.lineno)
         fix = None
-        if dev_text and frame.stmt_stack and _simple(mtext):
+        astmt = getattr(obj, "assign_stmt", None)
+        if dev_text and astmt is not None and getattr(obj, "assign_frame", None) is frame and \
+                getattr(obj, "assign_name", None) == mtext and self._available(dev_text, frame, astmt.line):
+            fix = FixPlan("insert_after", astmt, text=f"{mtext}.to({dev_text})",
+                          title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
+        elif dev_text and frame.stmt_stack and _simple(mtext):
             fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1 if code != "DEV106" else 0]),
                           text=f"{mtext}.to({dev_text})", title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
         msg = (f"the {what} `{mtext}` is on {obj.dev.render()}" + (f" ({obj.origin.reason})" if obj.origin else "")
@@ -1881,4 +1887,4 @@ def _sig(v: Val):
 
 _DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int32", "int64",
                      "long", "int8", "uint8", "bool", "short", "int16", "complex64", "complex128", "cfloat"})
-_ORIGIN_TARGETS: dict = {}
+_MODULE_SIDE = "\x00module"  # marks the module side of a mix: `model.device` is not an nn.Module attribute
