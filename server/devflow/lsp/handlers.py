@@ -12,6 +12,7 @@ from devflow.lsp import analysis, code_actions, hints, logs, workspace_check
 from devflow.lsp.settings import from_client
 
 log = logging.getLogger("devflow.lsp")
+KNOWN_KEYS = {"enable", "severity", "args", "inlayHints", "lintOnChange", "debounceMs"}
 
 
 def register(server) -> None:  # noqa: C901  (one small closure per message)
@@ -168,6 +169,8 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         raw = params.settings
         if isinstance(raw, dict) and isinstance(raw.get("devflow"), dict):
             ls.settings_changed(from_client(raw["devflow"], ls.cli_settings))
+        elif isinstance(raw, dict) and (KNOWN_KEYS & raw.keys() or isinstance(raw.get("settings"), dict)):
+            ls.settings_changed(from_client(raw, ls.cli_settings))  # the bare settings object
         else:
             await pull_configuration()
 

@@ -42,6 +42,12 @@ async def test_inlay_hints_off_by_default_then_on(start):
         settings={"devflow": {"inlayHints": {"enable": True}}}))
     hints = await s.client.text_document_inlay_hint_async(params)
     assert hints, "no inlay hints once enabled"
+    # The VS Code client sends the bare settings object.
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"enable": True, "inlayHints": {"enable": False}, "args": []}))
+    assert not await s.client.text_document_inlay_hint_async(params)
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"enable": True, "inlayHints": {"enable": True}, "args": []}))
     x = [h for h in hints if h.position.line == X_LINE]
     assert x and "device" in str(x[0].label)
     assert x[0].position.character == 1  # right after `x`
