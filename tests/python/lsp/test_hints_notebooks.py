@@ -107,3 +107,23 @@ async def test_hover_inside_a_notebook_cell(start):
     hover = await s.client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(_cell(1)), position=types.Position(2, 0)))
     assert hover is not None and hover.range.start.line == 2 and "device" in hover.contents.value
+
+
+async def test_notebook_cells_pulled(start):
+    """A pulling client asks per cell; each cell gets its own part of the notebook's findings."""
+    s = await start(profile="neovim", encoding="utf-8", notebooks=True)
+    assert s.pull
+    lines = CANONICAL.split("\n")
+    cells = ["\n".join(lines[0:6]), "\n".join(lines[6:])]
+    s.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=NB, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=_cell(i)) for i in range(2)]),
+        cell_text_documents=[types.TextDocumentItem(uri=_cell(i), language_id="python", version=1, text=c)
+                             for i, c in enumerate(cells)]))
+    first = await s.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        text_document=types.TextDocumentIdentifier(_cell(0))))
+    second = await s.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+        text_document=types.TextDocumentIdentifier(_cell(1))))
+    assert not [d for d in first.items if d.code == "DEV101"]
+    assert [d.range.start.line for d in second.items if d.code == "DEV101"] == [0]
