@@ -195,3 +195,10 @@ def test_shapes_beyond_the_corpus(name, expected):
     r = analyze((FIXTURES / name).read_text())
     assert [(d.code, d.span.line) for d in r.diagnostics] == expected
     assert not r.rule_errors
+
+
+@pytest.mark.parametrize("name", ["clean_training_script.py", "clean_hf_script.py"])
+def test_idiomatic_code_is_clean(name):
+    r = analyze((FIXTURES / name).read_text())
+    assert r.diagnostics == [] and not r.rule_errors
+    assert r.hints  # still annotated for hover / inlay hints
