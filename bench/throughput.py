@@ -9,6 +9,8 @@ accelerate into .cache/bench (git-ignored), unpacks their .py files, then, in th
 (one core: the `--jobs 1` figure; CPU time of the process unless `--wall`), times:
 
 - `devflow.engine.analyze` on every file  -> lines/s per core (target >= 20k);
+- the same through `api.check_source` as a `devflow check` worker runs it (noqa, config,
+  cyclic gc paused per file; `--no-cli` skips this second pass);
 - `ast.parse` on the same files            -> the floor any analysis pays;
 - `libcst.parse_module`                    -> on a sample of files when the whole set would take
                                               too long (`--libcst-lines`, said in the output);
@@ -147,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=10, help="list the N slowest files for the engine")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this file")
     ap.add_argument("--wall", action="store_true", help="time with the wall clock instead of CPU time")
+    ap.add_argument("--no-cli", dest="cli", action="store_false",
+                    help="skip the second engine pass as `devflow check` runs it (noqa, config, gc paused)")
     args = ap.parse_args(argv)
     global CLOCK
     if args.wall:
@@ -161,6 +165,18 @@ def main(argv: list[str] | None = None) -> int:
 
     engine.analyze("import torch\n", "warmup.py")
     engine_s, engine_runs = timed(engine.analyze, files, keep=True, label="engine")
+    cli_s = None
+    if args.cli:
+        from devflow.api import check_source
+
+        def as_cli(source: str, path: str):  # what each `devflow check` worker does per file
+            gc.disable()
+            try:
+                return check_source(source, path)
+            finally:
+                gc.enable()
+
+        cli_s, _ = timed(as_cli, files, label="devflow check path")
     ast_s, ast_runs = timed(_ast_parse, files)
 
     import libcst
@@ -192,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         "libcst_lines_per_s": round(rate(cst_lines, cst_s)),
         "libcst_sampled_lines": cst_lines,
         "engine_vs_ast": round(engine_s / ast_s, 2) if ast_s else None,
+        "check_lines_per_s": round(rate(lines, cli_s)) if cli_s else None,
         "diagnostics": len(diagnostics),
         "diagnostics_per_100kloc": round(len(diagnostics) / lines * 100_000, 3) if lines else 0.0,
         "file_errors": len(file_errors),
@@ -201,6 +218,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n== throughput (one core, {'wall-clock' if args.wall else 'CPU'} time)")
     print(f"devflow engine       {figures['engine_lines_per_s']:>10,} lines/s   ({engine_s:.1f} s, "
           f"{figures['engine_vs_ast']}x ast.parse time)   target >= 20,000")
+    if cli_s:
+        print(f"devflow check path   {figures['check_lines_per_s']:>10,} lines/s   ({cli_s:.1f} s: check_source with "
+              f"noqa + config, cyclic gc paused per file as the CLI workers do)")
     print(f"ast.parse            {figures['ast_lines_per_s']:>10,} lines/s   ({ast_s:.1f} s"
           f"{f', {ast_failures} files failed to parse' if ast_failures else ''})")
     sampled = "" if cst_files is files else f", on a sample of {len(cst_files)} files / {cst_lines:,} lines"
