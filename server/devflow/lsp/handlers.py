@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from devflow.lsp import analysis, code_actions, hints, logs, workspace_check
+from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, workspace_check
 from devflow.lsp.settings import from_client
 
 log = logging.getLogger("devflow.lsp")
@@ -25,6 +25,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     def initialize(params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
         ls.gc.install(ls.loop)
+        parent_watch.watch(ls.loop, params.process_id)
         logs.install(ls, ls.loop, ls.cli_settings.log_level)
         opts = params.initialization_options
         if isinstance(opts, dict) and isinstance(opts.get("settings"), dict):
