@@ -25,6 +25,8 @@ from devflow import __version__
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 # Below this many files per worker a process pool costs more than it saves.
 _FILES_PER_WORKER = 4
+# True when `devflow` runs as its own process (not main([...]) called from other code or tests).
+_is_process_entry = False
 
 
 class UsageError(Exception):
@@ -131,7 +133,8 @@ def run_check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
     jobs = _workers(args.jobs, len(tasks))
-    gc.freeze()  # objects made so far (imports, config) are never garbage: keep them out of every collection
+    if _is_process_entry:
+        gc.freeze()  # imports and config are never garbage: keep them out of every collection (and fork)
     if jobs <= 1:
         checked = [_check_one(t) for t in tasks]
     else:
@@ -222,6 +225,8 @@ def run_rules(args: argparse.Namespace) -> int:
 # -- entry ----------------------------------------------------------------------------------------
 
 def main(argv: list[str] | None = None) -> int:
+    global _is_process_entry
+    _is_process_entry = argv is None
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in _DELEGATES:
         return _delegate(argv[0], argv[1:])
