@@ -137,8 +137,10 @@ class DevflowServer(LanguageServer):
         """Push the diagnostics of a current analysis (in pull mode only with `force`: files
         that are not open). Returns how many were published."""
         self.gc.after_result()
-        if self.pull_mode and not force:
-            return sum(len(v) for v in self.lsp_diagnostics(result).values())
+        if self.pull_mode and not force:  # the client pulls; just count what it will get
+            if not self.settings.enable:
+                return 0
+            return len(result.result.diagnostics) + (1 if result.result.error else 0)
         by_uri = self.lsp_diagnostics(result)
         for uri, items in by_uri.items():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(

@@ -63,13 +63,15 @@ async def _check_path(ls, path: Path) -> int:
 
 async def check_one(ls, uri: str) -> int:
     target = ls.target_of(uri)
-    if ls.version_of(target) is not CLOSED and ls.snapshot_of(target) is not None:
-        result = await ls.scheduler.latest(target)
-        if result is None:
-            return 0
-        by_uri = ls.lsp_diagnostics(result)
-        ls.publish(result)
-        return sum(len(v) for v in by_uri.values())
+    snapshot = ls.snapshot_of(target) if ls.version_of(target) is not CLOSED else None
+    if snapshot is not None:  # open: a fresh run on the editor's text, config re-read
+        ls.configs.clear()
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(ls.executor, ls._run, snapshot, ls.scheduler.generation)
+        count = sum(len(v) for v in ls.lsp_diagnostics(result).values())
+        if ls.version_of(target) == snapshot.version:  # never publish for an older version
+            ls.publish(result)
+        return count
     path = uri_to_path(uri)
     if path is None:
         raise ValueError(f"devflow.checkFile: not a file URI or open document: {uri}")

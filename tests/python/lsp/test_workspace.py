@@ -66,6 +66,11 @@ async def test_check_workspace_on_given_uris_and_check_file(start, tmp_path):
     result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
         command="devflow.checkFile", arguments=[train]))
     assert result == {"diagnostics": 1}
+    # Open with unsaved edits: the editor's text is checked, not the file on disk.
+    s.open(train, CANONICAL + "model.extra = nn.Linear(2, 2)\n")
+    result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkFile", arguments=[train]))
+    assert result == {"diagnostics": 2}
 
 
 async def test_check_workspace_cancel(start, tmp_path):
