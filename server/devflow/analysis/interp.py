@@ -1463,6 +1463,17 @@ class Interpreter:
                 node._interproc = True
                 return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
             return self.call_module(node, mod, args, kwargs, frame, method=name)
+        if name in _HEAD_RESETTERS and obj.cls is None and obj.moved is not None and \
+                definitely_differ(self.default_dev, obj.dev) and not getattr(obj, "standalone", False):
+            mc = getattr(obj, "move_call", None)
+            stmt = frame.stmt_stack[-1] if frame.stmt_stack else None
+            fix = FixPlan("insert_after", span_of(stmt), text=f"{recv_text}{mc}",
+                          title=f"Move the model again: `{recv_text}{mc}`") if mc and stmt is not None and _simple(recv_text) else None
+            f = self.add(Finding("DEV102", span_of(node),
+                                 f"`{self.text(node)}` builds a new head on cpu after `{recv_text}` was moved "
+                                 f"({obj.moved.reason}); it stays on cpu", [(obj.moved.span, obj.moved.reason)], fix))
+            frame.pending_names[recv_text] = f
+            return Val("const", const=None)
         if name == "get_input_embeddings":
             return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
         return UNKNOWN
@@ -1887,4 +1898,5 @@ def _sig(v: Val):
 
 _DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int32", "int64",
                      "long", "int8", "uint8", "bool", "short", "int16", "complex64", "complex128", "cfloat"})
+_HEAD_RESETTERS = frozenset({"reset_classifier", "reset_head"})  # timm: a new nn.Linear on cpu
 _MODULE_SIDE = "\x00module"  # marks the module side of a mix: `model.device` is not an nn.Module attribute
