@@ -81,7 +81,7 @@ class FusedOptimizerResume(Rule):
 
     def check(self, ctx: Context) -> list[Finding]:
         out = []
-        if not re.search(r"fused\s*=\s*True|_fused[\"']", ctx.source):
+        if not re.search(r"(fused|capturable)\s*=\s*True|_fused[\"']", ctx.source):
             return out
         for scope in _scopes(ctx.tree):
             nodes = list(_own_nodes(scope))
@@ -91,7 +91,7 @@ class FusedOptimizerResume(Rule):
                 if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
                         and isinstance(n.value, ast.Call):
                     q = ctx.qual(n.value.func)
-                    f = kw(n.value, "fused")
+                    f = kw(n.value, "fused") or kw(n.value, "capturable")
                     if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in T.OPTIMIZERS and \
                             isinstance(f, ast.Constant) and f.value is True:
                         fused[n.targets[0].id] = n.value
@@ -156,15 +156,16 @@ class GradScalerStateNotSaved(Rule):
                     scalers[n.targets[0].id] = n
             if not scalers:
                 continue
-            used = {c.func.value.id for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
-                    and isinstance(c.func.value, ast.Name) and c.func.attr in ("state_dict", "load_state_dict")}
-            if any(name in used for name in scalers):
-                continue
+            saved = {c.func.value.id for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                     and isinstance(c.func.value, ast.Name) and c.func.attr == "state_dict"}
+            restored = {c.func.value.id for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                        and isinstance(c.func.value, ast.Name) and c.func.attr == "load_state_dict"}
             name, created = next(iter(scalers.items()))
+            is_saved, is_restored = name in saved, name in restored
             for n in nodes:
                 if not isinstance(n, ast.Call):
                     continue
-                if ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
+                if not is_saved and ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
                         any(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "state_dict"
                             for v in n.args[0].values):
                     d = n.args[0]
@@ -175,7 +176,7 @@ class GradScalerStateNotSaved(Rule):
                                        f"the checkpoint saves the model/optimizer but not the GradScaler `{name}` (line "
                                        f"{created.lineno}): a resumed run restarts the loss scale from its initial value",
                                        [(span(created), "GradScaler created here")], fix))
-                elif isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
+                elif not is_restored and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
                         isinstance(n.func.value, ast.Name) and "optim" in n.func.value.id.lower() and n.args and \
                         isinstance(n.args[0], ast.Subscript) and isinstance(n.args[0].value, ast.Name):
                     ck = n.args[0].value.id
