@@ -15,7 +15,7 @@ log = logging.getLogger("devflow.lsp")
 class ConfigCache:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_folder: dict[str, Any] = {}
+        self._by_folder: dict[str, tuple[Any, float | None]] = {}  # folder -> (Config, its file's mtime)
         self._errors: list[str] = []
         self._reported: set[str] = set()
 
@@ -34,11 +34,14 @@ class ConfigCache:
         """The Config for a file (None: the engine's defaults, or no config module). Never raises."""
         key = explicit or (str(Path(path).parent) if path else "")
         with self._lock:
-            if key in self._by_folder:
-                return self._by_folder[key]
+            cached = self._by_folder.get(key)
+        if cached is not None and cached[1] == _mtime(getattr(cached[0], "source", None)):
+            return cached[0]
+        # Not cached, or its pyproject.toml changed on disk: clients that cannot watch files
+        # (no didChangeWatchedFiles registration) still get the new settings on the next check.
         config = self._load(explicit or path)
         with self._lock:
-            self._by_folder[key] = config
+            self._by_folder[key] = (config, _mtime(getattr(config, "source", None)))
         return config
 
     def _load(self, start: str | None) -> Any:
@@ -58,6 +61,15 @@ class ConfigCache:
                     self._reported.add(msg)
                     self._errors.append(msg)
             return None
+
+
+def _mtime(path: str | None) -> float | None:
+    if not path:
+        return None
+    try:
+        return Path(path).stat().st_mtime_ns
+    except OSError:
+        return -1
 
 
 def nearest_pyproject(path: str | None) -> Path | None:

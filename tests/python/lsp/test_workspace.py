@@ -242,3 +242,16 @@ async def test_check_workspace_on_the_client_token_and_cancel_request(start, tmp
     assert isinstance(end, types.WorkDoneProgressEnd) and "cancelled" in end.message
     done = int(end.message.split("/")[0])
     assert done < 300
+
+
+async def test_config_change_seen_without_file_watching(start, tmp_path):
+    """A client that sends no file events (no watcher support): the changed pyproject.toml is
+    read again on the next check of a file under it."""
+    (tmp_path / "pyproject.toml").write_text("[tool.devflow]\n")
+    path = tmp_path / "train.py"
+    s = await start(profile="emacs", encoding="utf-8", root=tmp_path, settings={"debounceMs": 0})
+    s.open(path.as_uri(), CANONICAL)
+    assert any(d.code == "DEV101" for d in await s.diagnostics(path.as_uri()))
+    (tmp_path / "pyproject.toml").write_text('[tool.devflow]\nignore = ["DEV1"]\n')
+    s.replace_all(path.as_uri(), CANONICAL + "\n")
+    assert not [d for d in await s.diagnostics(path.as_uri()) if d.code == "DEV101"]
