@@ -290,7 +290,7 @@ async function scenarios(page, port) {
     await page.keyboard.press('Control+S');
     const text = await waitForFile(canonical, (t) => t.includes('model.head = nn.Linear(8, 2).to(device)'), 'the fixed line on disk');
     if (text.split('\n').length !== CANONICAL.split('\n').length) throw new Error(`the fix changed more than one line:\n${text}`);
-    await problemsPanel(page).locator('.monaco-list-row', { hasText: 'canonical.py' }).waitFor({ state: 'detached', timeout: STEP_MS });
+    await problemsPanel(page).locator('.monaco-list-row', { hasText: 'canonical.py' }).first().waitFor({ state: 'detached', timeout: STEP_MS });
     await shot(page, '05-after-fix-saved');
   });
 
@@ -338,7 +338,7 @@ async function scenarios(page, port) {
     const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
     fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
     fs.writeFileSync(settingsFile, JSON.stringify({ 'devflow.inlayHints.enable': true }));
-    await page.locator('.monaco-editor .view-line', { hasText: /^x: .*device.* = torch\.randn/ }).first().waitFor({ timeout: STEP_MS });
+    await page.locator('.monaco-editor .view-line', { hasText: /^x\s*:\s*`?device`?\s*=\s*torch\.randn/ }).first().waitFor({ timeout: STEP_MS });
     await shot(page, '09-inlay-hints');
     const starts = (devflowLog().match(/\] Starting: /g) ?? []).length;
     if (starts !== 1) throw new Error(`a settings change the server applies live restarted it (${starts} starts)`);
