@@ -75,3 +75,8 @@ test-extension-e2e: $(VSIX) $(CODE_SERVER_STAMP) e2e-deps setup
 
 test-extension: test-extension-unit test-extension-e2e
 TEST_TARGETS += test-extension
+
+# Build outputs the top-level `clean` does not know about (the code-server cache is kept).
+clean-extension:
+	rm -rf extension/bundled extension/out extension/dist node_modules/.stamp-npm-ci devflow-*.vsix artifacts/e2e
+.PHONY: clean-extension
