@@ -448,6 +448,8 @@ class Interpreter:
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
         name = target.attr
+        if not self.standalone and isinstance(target.value, ast.Name):
+            self.hint(target, f"{target.value.id}.{name}", val)
         if obj.kind == "module" and val.kind == "module" and val.obj is not None and val.obj is not obj:
             obj.children.add(name)
             child = val.obj
@@ -556,7 +558,7 @@ class Interpreter:
     def e_Name(self, node, frame):
         v = self.lookup(node.id, frame)
         if v is not None:
-            if v.kind in ("tensor", "module") and not self.standalone:
+            if v.kind in ("tensor", "module") and not self.standalone and node.id != "self":
                 self.use_hint(node, v)
             return v
         if node.id in self.index.aliases:
