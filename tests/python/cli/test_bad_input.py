@@ -7,7 +7,7 @@ import json
 import os
 
 import pytest
-from cli_support import CANONICAL, CANONICAL_LINE
+from cli_support import CANONICAL, CANONICAL_LINE, validate_sarif
 
 
 def _errors(devflow, folder) -> dict[str, dict]:
@@ -26,6 +26,7 @@ def test_syntax_error_is_e999_and_the_rest_is_checked(devflow, project):
     err = _errors(devflow, project)["broken.py"]
     assert err["code"] == "E999" and err["line"] == 3 and err["severity"] == "error"
     sarif = json.loads(devflow("check", "--format", "sarif", cwd=project).out)
+    validate_sarif(sarif)
     assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"E999", "DEV101"}
 
 

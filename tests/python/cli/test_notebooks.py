@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_support import validate_sarif
 
 from devflow.api import CellSpanError, _Cells
 from devflow.model import Edit, Span
@@ -54,6 +55,7 @@ def test_json_has_cell_fields(devflow, nb_path):
 
 def test_sarif_carries_the_cell(devflow, nb_path):
     doc = json.loads(devflow("check", "--format", "sarif", cwd=nb_path.parent).out)
+    validate_sarif(doc)
     (result,) = doc["runs"][0]["results"]
     assert result["properties"]["cell"] == 3
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 1
@@ -106,6 +108,7 @@ def test_malformed_notebook_is_reported_and_others_still_checked(devflow, tmp_pa
     assert err["path"] == "bad.ipynb" and err["code"] == "E902" and message in err["message"]
     text = devflow("check", cwd=tmp_path).out
     assert text.startswith("bad.ipynb:1:1: E902 not a valid notebook")
+    validate_sarif(json.loads(devflow("check", "--format", "sarif", cwd=tmp_path).out))
 
 
 def test_an_edit_across_cells_is_refused():
