@@ -19,7 +19,7 @@ CODE_SERVER_STAMP := $(CODE_SERVER_DIR)/.installed
 E2E_APT := chromium libkrb5-dev pkg-config
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: extension-deps extension-build extension-bundle vsix test-extension test-extension-unit test-extension-e2e e2e-deps
+.PHONY: extension-deps extension-build extension-bundle vsix test-extension test-extension-unit test-extension-bundle test-extension-e2e e2e-deps
 
 $(NODE_STAMP): package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -73,7 +73,13 @@ test-extension-e2e: $(VSIX) $(CODE_SERVER_STAMP) e2e-deps setup
 	NODE24=$(NODE24) CODE_SERVER_DIR=$(CODE_SERVER_DIR)/node_modules/code-server VSIX=$(CURDIR)/$(VSIX) \
 		E2E_PYTHON=$(BIN)/python node tests/e2e/run.mjs
 
-test-extension: test-extension-unit test-extension-e2e
+# The bundle imports with `python -S` (no site-packages) on every supported CPython found here
+# (python3.X on PATH, plus BUNDLE_CHECK_PYTHONS="/path/python ...").
+test-extension-bundle: $(BUNDLE_STAMP)
+	@pys="$(BIN)/python $(BUNDLE_CHECK_PYTHONS)"; for v in $(BUNDLE_PYTHONS); do p=$$(command -v python$$v) && pys="$$pys $$p"; done; \
+	$(BIN)/python extension/scripts/bundle_server.py --check extension/bundled/libs --interpreters $$pys
+
+test-extension: test-extension-unit test-extension-bundle test-extension-e2e
 TEST_TARGETS += test-extension
 
 # Build outputs the top-level `clean` does not know about (the code-server cache is kept).

@@ -136,7 +136,16 @@ def bundle(args: argparse.Namespace) -> None:
 def check(args: argparse.Namespace) -> None:
     """Imports the server from the bundle, without site-packages, on each given interpreter."""
     failed = []
-    for exe in args.interpreters:
+    real: list[str] = []
+    for exe in args.interpreters:  # resolve launchers (pyenv shims...) to the interpreter itself
+        found = subprocess.run([exe, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True)
+        path = found.stdout.strip()
+        if found.returncode != 0 or not path:
+            print(f"{exe}: skipped (does not run here)")
+            continue
+        if path not in real:
+            real.append(path)
+    for exe in real:
         proc = subprocess.run([exe, "-S", "-c", CHECK_IMPORTS + "; import sys; print(sys.version.split()[0])"],
                               env={"PYTHONPATH": str(Path(args.check).resolve()), "PATH": "/usr/bin:/bin"},
                               capture_output=True, text=True)
