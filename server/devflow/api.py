@@ -292,13 +292,23 @@ def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: 
     return doc, fixed
 
 
-def apply_fixes(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *,
-                path: str | None = None, config: Config | None = None) -> tuple[str, int]:
+def fix_source(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *, path: str | None = None,
+               config: Config | None = None) -> tuple[str, list[str], list[str]]:
+    """apply_fixes with the details: (new source, code of each finding fixed, notes on fixes
+    not applied)."""
+    notes: list[str] = []
+
     def recheck(text: str) -> list[Diagnostic]:
         return check_source(text, path, config).diagnostics
 
-    doc, fixed = _fix_loop(_Program(source), diagnostics, unsafe, recheck, [])
-    return doc.text, len(fixed)
+    doc, fixed = _fix_loop(_Program(source), diagnostics, unsafe, recheck, notes)
+    return doc.text, fixed, list(dict.fromkeys(notes))
+
+
+def apply_fixes(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *,
+                path: str | None = None, config: Config | None = None) -> tuple[str, int]:
+    text, fixed, _ = fix_source(source, diagnostics, unsafe, path=path, config=config)
+    return text, len(fixed)
 
 
 def _cell_texts(src: SourceFile) -> list[str]:
@@ -390,9 +400,8 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
             fixed, notes = _fix_notebook(src, result, unsafe, config)
             new_text = _notebook_json(src) if fixed else None
         else:
-            doc, fixed = _fix_loop(_Program(src.text), result.diagnostics, unsafe,
-                                   lambda text: check_source(text, path, config).diagnostics, notes)
-            new_text = doc.text if fixed else None
+            new_source, fixed, notes = fix_source(src.text, result.diagnostics, unsafe, path=path, config=config)
+            new_text = new_source if fixed else None
         if new_text is not None:
             write_atomically(path, new_text, src.encoding)
     except OSError as e:
@@ -411,5 +420,5 @@ def fix_file(path: str, config: Config | None = None, unsafe: bool = False) -> C
 
 __all__ = [
     "CheckedFile", "FileProblem", "PSEUDO_CODES", "SourceFile", "apply_fixes", "check_file", "check_path",
-    "check_source", "error_code", "fix_file", "read_source", "write_atomically",
+    "check_source", "error_code", "fix_file", "fix_source", "read_source", "write_atomically",
 ]

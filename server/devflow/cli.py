@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "nearest pyproject.toml with [tool.devflow] above each file)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--quiet", "-q", action="store_true", help="text format: no summary line")
+    check.add_argument("--stdin-filename", metavar="NAME",
+                       help="with PATH `-`: the name of the code read from stdin (for config, messages)")
 
     sub.add_parser("serve", help="start the language server (stdio by default)", add_help=False)
     sub.add_parser("run", help="run a Python script and explain device errors it raises", add_help=False)
@@ -120,11 +122,16 @@ def _workers(requested: int | None, n_files: int) -> int:
 def run_check(args: argparse.Namespace) -> int:
     from devflow.config import ConfigError, ConfigResolver
     from devflow.discovery import discover
-    from devflow.output import Report, render
+    from devflow.output import Report
 
     resolver = ConfigResolver(explicit=args.config, select=args.select, ignore=args.ignore,
                               extend_select=args.extend_select)
     paths = args.paths or ["."]
+    if paths == ["-"]:
+        return _check_stdin(args, resolver)
+    if "-" in paths:
+        print("devflow: error: `-` (stdin) cannot be mixed with other paths", file=sys.stderr)
+        return EXIT_ERROR
     try:
         files = discover(paths, resolver)
         tasks = [(path, resolver.for_path(path), args.fix, args.unsafe_fixes) for path in files]
@@ -150,6 +157,45 @@ def run_check(args: argparse.Namespace) -> int:
     if not files:
         print("warning: no Python files or notebooks found under the given paths", file=sys.stderr)
 
+    return _emit(report, args)
+
+
+def _check_stdin(args: argparse.Namespace, resolver) -> int:
+    """`devflow check -`: the code comes on stdin (editors, pre-commit pipes). With --fix the
+    fixed code goes to stdout and the report to stderr, as ruff does."""
+    from devflow.api import CheckedFile, check_source, fix_source
+    from devflow.config import ConfigError
+    from devflow.output import Report
+
+    name = args.stdin_filename or "-"
+    try:
+        config = resolver.for_path(name if args.stdin_filename else os.getcwd())
+    except ConfigError as e:
+        print(f"devflow: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    source = sys.stdin.read()
+    result = check_source(source, name, config)
+    fixed_codes: tuple[str, ...] = ()
+    if args.fix:
+        if result.error is None:
+            new_source, codes, notes = fix_source(source, result.diagnostics, args.unsafe_fixes, path=name,
+                                                  config=config)
+            for note in notes:
+                print(f"warning: {name}: {note}", file=sys.stderr)
+            if codes:
+                result = check_source(new_source, name, config)
+                fixed_codes = tuple(codes)
+            source = new_source
+        sys.stdout.write(source)
+        sys.stdout.flush()
+    report = Report([CheckedFile(name, result, None, fixed_codes)], fix=args.fix, unsafe_fixes=args.unsafe_fixes,
+                    quiet=args.quiet)
+    return _emit(report, args, to_stderr=args.fix)
+
+
+def _emit(report, args: argparse.Namespace, to_stderr: bool = False) -> int:
+    from devflow.output import render
+
     text = render(report, args.format)
     if args.output_file:
         try:
@@ -159,8 +205,9 @@ def run_check(args: argparse.Namespace) -> int:
             print(f"devflow: error: cannot write {args.output_file}: {e.strerror or e}", file=sys.stderr)
             return EXIT_ERROR
     else:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        stream = sys.stderr if to_stderr else sys.stdout
+        stream.write(text)
+        stream.flush()
 
     if args.exit_zero:
         return EXIT_CLEAN

@@ -71,3 +71,23 @@ def test_jobs_give_the_same_report(devflow_process, tmp_path):
     assert one.code == many.code == default.code == 1
     assert one.out == many.out == default.out
     assert one.out.count("DEV101") == 4
+
+
+def test_stdin(devflow_process, tmp_path):
+    import subprocess
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "devflow", "check", *args], input=CANONICAL, text=True,
+                              capture_output=True, cwd=tmp_path, timeout=120)
+
+    p = run("-", "--stdin-filename", "train.py")
+    assert p.returncode == 1 and p.stdout.startswith("train.py:7:1: DEV101")
+    p = run("-", "--fix")
+    assert p.returncode == 0, p.stderr
+    assert "model.head = nn.Linear(8, 2)." in p.stdout and "import torch" in p.stdout  # the fixed code
+    assert "1 × DEV101" in p.stderr and "(1 fixed, 0 remaining)" in p.stderr
+    (tmp_path / "pyproject.toml").write_text("[tool.devflow]\nignore = ['DEV1']\n")
+    p = run("-", "--stdin-filename", "train.py")
+    assert p.returncode == 0 and "All checks passed!" in p.stdout
+    p = run("-", "other.py")
+    assert p.returncode == 2 and "cannot be mixed" in p.stderr
