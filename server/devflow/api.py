@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import json
 import os
@@ -347,6 +348,8 @@ class CheckedFile:
     fixed_codes: tuple[str, ...] = ()  # one code per finding resolved by --fix
     notes: tuple[str, ...] = ()  # fixes not applied and why, write errors, ...
 
+    diff: str = ""  # --diff: what --fix would change (the file is not written)
+
     @property
     def fixed(self) -> int:
         return len(self.fixed_codes)
@@ -383,8 +386,10 @@ def write_atomically(path: str, text: str, encoding: str) -> None:
         raise
 
 
-def check_file(path: str, config: Config | None = None, fix: bool = False, unsafe: bool = False) -> CheckedFile:
-    """Check one file on disk (fixing it first when `fix`); never raises."""
+def check_file(path: str, config: Config | None = None, fix: bool = False, unsafe: bool = False,
+               diff_only: bool = False) -> CheckedFile:
+    """Check one file on disk (fixing it first when `fix`); never raises. With `diff_only` the
+    file is left alone and `CheckedFile.diff` holds the unified diff the fixes would make."""
     try:
         src = read_source(path)
     except FileProblem as e:
@@ -402,6 +407,11 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
         else:
             new_source, fixed, notes = fix_source(src.text, result.diagnostics, unsafe, path=path, config=config)
             new_text = new_source if fixed else None
+        if new_text is not None and diff_only:
+            old_text = src.raw_json if src.notebook is not None else src.text
+            diff = "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                                                fromfile=path, tofile=path))
+            return CheckedFile(path, result, src.cells, tuple(fixed), tuple(notes), diff)
         if new_text is not None:
             write_atomically(path, new_text, src.encoding)
     except OSError as e:

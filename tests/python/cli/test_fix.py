@@ -176,3 +176,15 @@ def test_fix_reports_what_was_fixed(devflow, tmp_path):
     assert lines[-1].startswith("Found ") and "(2 fixed, " in lines[-1]
     r = devflow("check", "--fix", "--format", "json", cwd=tmp_path)
     assert r.json()["summary"]["fixed"] == 0  # nothing left to fix the second time
+
+
+def test_diff_shows_the_fixes_and_writes_nothing(devflow, project):
+    before = (project / "train.py").read_text()
+    r = devflow("check", "--diff", cwd=project)
+    assert r.code == 1
+    assert r.out.startswith("--- train.py\n+++ train.py\n@@ ")
+    assert "-model.head = nn.Linear(8, 2)\n+model.head = nn.Linear(8, 2)." in r.out
+    assert r.err.strip().endswith("Would fix 1 error.")
+    assert (project / "train.py").read_text() == before
+    r = devflow("check", "--diff", "clean.py", cwd=project)
+    assert r.code == 0 and r.out == "" and "No errors would be fixed." in r.err
