@@ -89,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "nearest pyproject.toml with [tool.devflow] above each file)")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--quiet", "-q", action="store_true", help="text format: no summary line")
+    check.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                       help="colour the text output (auto: on a terminal unless NO_COLOR is set)")
     check.add_argument("--stdin-filename", metavar="NAME",
                        help="with PATH `-`: the name of the code read from stdin (for config, messages)")
 
@@ -152,7 +154,8 @@ def run_check(args: argparse.Namespace) -> int:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
             checked = list(pool.map(_check_one, tasks, chunksize=max(1, len(tasks) // (jobs * 8))))
 
-    report = Report(checked, fix=args.fix, unsafe_fixes=args.unsafe_fixes, quiet=args.quiet)
+    report = Report(checked, fix=args.fix, unsafe_fixes=args.unsafe_fixes, quiet=args.quiet,
+                    color=_use_color(args.color, sys.stdout if not args.output_file else None))
     for f in checked:
         for note in f.notes:
             print(f"warning: {f.path}: {note}", file=sys.stderr)
@@ -164,6 +167,14 @@ def run_check(args: argparse.Namespace) -> int:
     if args.diff:
         return _emit_diff(checked, args)
     return _emit(report, args)
+
+
+def _use_color(choice: str, stream) -> bool:
+    if choice != "auto":
+        return choice == "always"
+    if stream is None or os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    return bool(getattr(stream, "isatty", lambda: False)())
 
 
 def _emit_diff(checked: list, args: argparse.Namespace) -> int:

@@ -23,6 +23,7 @@ class Report:
     fix: bool = False
     unsafe_fixes: bool = False
     quiet: bool = False  # text: the findings only, no summary
+    color: bool = False  # text: ANSI colours (a terminal, and NO_COLOR unset)
     warnings: list[str] = field(default_factory=list)
 
     @property

@@ -5,9 +5,16 @@ from __future__ import annotations
 from devflow.output import Location, Report, error_location, locate, message_of
 
 
-def _where(path: str, loc: Location) -> str:
+_BOLD, _RED, _CYAN, _RESET = "\x1b[1m", "\x1b[31m", "\x1b[36m", "\x1b[0m"
+
+
+def _paint(text: str, style: str, on: bool) -> str:
+    return f"{style}{text}{_RESET}" if on else text
+
+
+def _where(path: str, loc: Location, color: bool = False) -> str:
     cell = f"cell {loc.cell}:" if loc.cell is not None else ""
-    return f"{path}:{cell}{loc.line}:{loc.column}"
+    return f"{_paint(path, _BOLD, color)}:{cell}{loc.line}:{loc.column}"
 
 
 def _plural(n: int, word: str) -> str:
@@ -24,8 +31,10 @@ def render_text(report: Report) -> str:
         marker = "[*] " if d.fix is not None and (report.unsafe_fixes or d.fix.applicability == "safe") else ""
         rows.append((file.path, locate(file, d.span), d.code, marker, message_of(file, d.message)))
     rows.sort(key=lambda r: (r[0], r[1].cell or 0, r[1].line, r[1].column, r[2]))
+    color = report.color
     for path, loc, code, marker, message in rows:
-        lines.append(f"{_where(path, loc)}: {code} {marker}{message}")
+        lines.append(f"{_where(path, loc, color)}: {_paint(code, _RED + _BOLD, color)} "
+                     f"{_paint(marker, _CYAN, color) if marker else ''}{message}")
     if not report.quiet:
         lines.extend(_fixed_block(report))
         lines.extend(_summary(report))

@@ -118,3 +118,12 @@ def test_entry_points_run_as_processes(devflow_process, project):
     assert r.code == 0 and "All checks passed!" in r.out
     r = devflow_process("--version", cwd=project, module=False)
     assert r.code == 0 and r.out.startswith("devflow ")
+
+
+def test_color(devflow, project, monkeypatch):
+    assert "\x1b[" in devflow("check", "--color", "always", cwd=project).out
+    assert "\x1b[" not in devflow("check", "--color", "never", cwd=project).out
+    assert "\x1b[" not in devflow("check", cwd=project).out  # captured output is not a terminal
+    plain = devflow("check", "--color", "never", cwd=project).out
+    painted = devflow("check", "--color", "always", cwd=project).out
+    assert re.sub(r"\x1b\[[0-9;]*m", "", painted) == plain
