@@ -258,7 +258,11 @@ def find_config_file(start: str | Path) -> Path | None:
                     return candidate
             except ConfigError:
                 # A broken pyproject.toml on the way up is only our business if it is ours.
-                if "[tool.devflow]" in candidate.read_text(encoding="utf-8", errors="replace"):
+                try:
+                    ours = "tool.devflow" in candidate.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    ours = False
+                if ours:
                     raise
     return None
 

@@ -148,3 +148,11 @@ def test_load_config_api(project):
     assert not cfg.is_excluded(project / "train.py")
     with pytest.raises(ConfigError):
         load_config(project / "nope.toml")
+
+
+def test_a_broken_pyproject_that_is_not_ours_is_passed_over(devflow, project):
+    (project / "pyproject.toml").write_text("[project\nname = ")
+    assert devflow("check", cwd=project).code == 1  # defaults: DEV101 reported
+    (project / "pyproject.toml").write_text("[tool.devflow]\nselect = [")
+    r = devflow("check", cwd=project)
+    assert r.code == 2 and "invalid TOML" in r.err
