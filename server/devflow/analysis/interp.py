@@ -119,7 +119,48 @@ class Interpreter:
                 obj.dev = TOP
                 obj.standalone = True  # type: ignore[attr-defined]
                 self_val = Val("module" if owner.is_module else "obj", obj=obj, text="self")
-        self.call_function(FuncRef(fn, None, owner), [], {}, self_val, None, standalone=True)
+        args: list[Val] = []
+        if owner is not None and owner.is_module and fn.name == "forward" and self_val is not None:
+            args = self._module_device_inputs(fn, owner, self_val)
+        kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
+        self.call_function(FuncRef(fn, None, owner, kind), args, {}, self_val, None, standalone=True)
+
+    def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
+        """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".
+
+        Only inputs used as tensors (`x.shape`, `x.size()`, `x.device`, ...) count, and only layers
+        built in __init__ from torch.nn (Linear, Conv, Embedding, ...): a cpu tensor made in forward
+        without device= that meets them fails as soon as the module runs on an accelerator.
+        """
+        dev = Dev("sym", key=("module-device", owner.name), text="the module's device", accel=True)
+        used: set[str] = set()
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in _TENSOR_ATTRS:
+                used.add(n.value.id)
+        a = fn.args
+        params = [p for p in a.posonlyargs + a.args][1:]
+        args = []
+        for p in params:
+            ann = ast.unparse(p.annotation) if p.annotation is not None else ""
+            is_tensor = p.arg in used or ann.endswith("Tensor")
+            args.append(Val("tensor", dev, Origin(span_of(p), f"input of `{owner.name}.forward()`, on the module's device"),
+                            text=p.arg) if is_tensor else UNKNOWN)
+        init = owner.methods.get("__init__")
+        if init is not None:
+            obj = self_val.obj
+            for st in init.body:
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute) \
+                        and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self" \
+                        and isinstance(st.value, ast.Call):
+                    q = self.index.qualify(FileIndex.dotted(st.value.func) or "")
+                    last = q.rsplit(".", 1)[-1]
+                    # torch.nn layers only: a same-file submodule may take cpu metadata on purpose
+                    if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                            and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
+                            and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
+                        sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a submodule of `{owner.name}`"))
+                        obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
+        return args
 
     def scope_of(self, line: int):
         """The innermost function whose body holds `line` (None at module level)."""
@@ -1900,5 +1941,8 @@ def _sig(v: Val):
 
 _DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int32", "int64",
                      "long", "int8", "uint8", "bool", "short", "int16", "complex64", "complex128", "cfloat"})
+_TENSOR_ATTRS = frozenset({"shape", "size", "device", "dtype", "dim", "ndim", "view", "reshape", "transpose",
+                           "permute", "unsqueeze", "squeeze", "contiguous", "flatten", "masked_fill", "matmul",
+                           "float", "half", "softmax", "sum", "mean", "numel", "expand", "repeat", "chunk", "split"})
 _HEAD_RESETTERS = frozenset({"reset_classifier", "reset_head"})  # timm: a new nn.Linear on cpu
 _MODULE_SIDE = "\x00module"  # marks the module side of a mix: `model.device` is not an nn.Module attribute

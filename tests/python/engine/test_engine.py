@@ -188,6 +188,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("fire_entry_point.py", [("DEV201", 12)]),
     ("timm_reset_classifier.py", [("DEV102", 7)]),
     ("scaler_saved_not_restored.py", [("DEV402", 8)]),
+    ("forward_only_module.py", [("DEV201", 12)]),
     ("trainer_class_resume.py", [("DEV302", 14)]),
     ("quantized_model_moved.py", [("DEV501", 6), ("DEV502", 8)]),
     ("causal_mask_in_forward.py", [("DEV201", 13)]),
