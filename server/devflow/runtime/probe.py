@@ -767,6 +767,9 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
                 score += 45
             if origin == "attribute":
                 score += 10  # an unregistered tensor attribute never follows Module.to()
+        arg = parsed.get("argument")
+        if arg and name and re.split(r"[.\[]", name)[-1].strip("'\"]") == arg:
+            score += 25  # the message names the argument (`weight`, `mat2`, `index`)
         if origin == "grad":
             score -= 20
         if not name:

@@ -20,7 +20,8 @@ class DapClient:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        self.sock.settimeout(None)
+        # A bounded timeout: a send to an adapter that stopped reading fails instead of hanging.
+        self.sock.settimeout(30)
         self.seq = 0
         self.inbox: Queue = Queue()
         self.transcript: list[dict] = []  # {"dir": "send"|"recv", "msg": {...}} in order
@@ -33,7 +34,10 @@ class DapClient:
         try:
             while True:
                 while b"\r\n\r\n" not in buf:
-                    chunk = self.sock.recv(65536)
+                    try:
+                        chunk = self.sock.recv(65536)
+                    except socket.timeout:
+                        continue  # idle adapter: keep waiting (wait_for has its own deadline)
                     if not chunk:
                         return
                     buf += chunk
@@ -41,7 +45,10 @@ class DapClient:
                 length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
                                   if line.lower().startswith(b"content-length")))
                 while len(buf) < length:
-                    chunk = self.sock.recv(max(65536, length - len(buf)))
+                    try:
+                        chunk = self.sock.recv(max(65536, length - len(buf)))
+                    except socket.timeout:
+                        continue
                     if not chunk:
                         return
                     buf += chunk

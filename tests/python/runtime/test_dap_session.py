@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -68,10 +69,17 @@ def test_debugpy_session_reports_placement_and_terminates(tmp_path, repo_root):
     env = dict(os.environ, PYTHONWARNINGS="ignore", PYDEVD_DISABLE_FILE_VALIDATION="1")
     # The debuggee must not be able to import devflow: the expression injects the probe's source.
     env.pop("PYTHONPATH", None)
-    proc = subprocess.Popen([sys.executable, "-I", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
-                             "--wait-for-client", str(script)], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Output goes to files, not pipes: debugpy's adapter subprocess inherits them and can outlive
+    # the debuggee, so reading a pipe to EOF could wait for it indefinitely.
+    out_path, err_path = tmp_path / "stdout.txt", tmp_path / "stderr.txt"
+    with open(out_path, "w") as out_f, open(err_path, "w") as err_f:
+        proc = subprocess.Popen([sys.executable, "-I", "-m", "debugpy", "--listen", f"127.0.0.1:{port}",
+                                 "--wait-for-client", str(script)], cwd=tmp_path, env=env,
+                                stdout=out_f, stderr=err_f, stdin=subprocess.DEVNULL)
     client = None
+    # Watchdog: whatever goes wrong, the debuggee dies and every wait below ends.
+    watchdog = threading.Timer(300, proc.kill)
+    watchdog.start()
     try:
         client = DapClient("127.0.0.1", port)
         init = client.request("initialize", {"clientID": "devflow-test", "adapterID": "debugpy",
@@ -116,8 +124,9 @@ def test_debugpy_session_reports_placement_and_terminates(tmp_path, repo_root):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        watchdog.cancel()
     assert proc.returncode == 1
-    stderr = proc.stderr.read()
+    stderr = err_path.read_text()
     assert "Tensor on device cpu is not on the expected device meta!" in stderr
     if os.environ.get("DEVFLOW_RECORD_DAP"):
         write_fixture(repo_root / "tests/fixtures/dap/uncaught_head_on_cpu.json", recording, script, expression)

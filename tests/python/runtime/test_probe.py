@@ -253,3 +253,24 @@ def test_probe_errors_are_reported_not_raised(monkeypatch):
     monkeypatch.setattr(probe, "_frames_from_exc", lambda exc: 1 / 0)
     rep = json.loads(probe.placement_report_json(RuntimeError("x")))
     assert "ZeroDivisionError" in rep["probe_error"]
+
+
+def test_newest_wording_names_the_argument(fake_mode):
+    """torch >= 2.8 says which argument is odd: 'but got weight is on cpu, different from other
+    tensors on cuda:0'.  Raised here by hand with real placements around it."""
+    criterion = nn.NLLLoss(weight=torch.ones(3))
+    scale = torch.ones(3)  # another cpu tensor in scope that is not the culprit  # noqa: F841
+    with fake_mode:
+        log_probs = torch.empty(2, 3, device="cuda")
+        target = torch.zeros(2, dtype=torch.long, device="cuda")
+
+    def nll_loss_forward(input, target, weight):
+        raise RuntimeError("Expected all tensors to be on the same device, but got weight is on cpu, different "
+                           "from other tensors on cuda:0 (when checking argument in method "
+                           "wrapper_CUDA_nll_loss_forward)")
+
+    rep = placement_report(raised(lambda: nll_loss_forward(log_probs, target, criterion.weight)))
+    c = rep["culprit"]
+    assert (c["device"], c["expected_device"], c["argument"], c["op"]) == \
+        ("cpu", "cuda:0", "weight", "wrapper_CUDA_nll_loss_forward")
+    assert c["tensors"][0]["name"] == "criterion.weight"
