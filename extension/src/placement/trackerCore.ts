@@ -100,6 +100,12 @@ export class PlacementTrackerCore {
         this.sink.log('error', `device placement probe error in the debuggee: ${report.probe_error}`);
         return;
       }
+      if (report.error && !report.error.cross_device) {
+        // The coarse JS check matched (e.g. an "invalid combination of arguments" without mixed
+        // devices) but the probe's parser says it is not a device error: nothing to show.
+        this.sink.log('info', `device placement: ${report.error.type} is not a cross-device error`);
+        return;
+      }
       this.sink.log('info', `device placement report for ${family} in ${Date.now() - started} ms (probe ${report.elapsed_s ?? '?'} s)`);
       this.sink.onReport(report, {
         sessionId: this.session.id,

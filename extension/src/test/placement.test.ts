@@ -117,6 +117,21 @@ test('other exceptions and other stops evaluate nothing', async () => {
   assert.equal(session.requests.length, 1);
 });
 
+test('a report the probe does not consider cross-device is not shown', async () => {
+  const entries: Entry[] = transcript.map((e) => {
+    if (e.dir === 'recv' && e.msg.command === 'evaluate') {
+      const rep = JSON.parse(String(e.msg.body!.result));
+      rep.error.cross_device = false;
+      return { ...e, msg: { ...e.msg, body: { ...e.msg.body, result: JSON.stringify(rep) } } };
+    }
+    return e;
+  });
+  const sink = new Sink();
+  await replay(new PlacementTrackerCore(new RecordedSession(entries), sink), entries);
+  assert.equal(sink.reports.length, 0);
+  assert.ok(sink.logs.some((l) => l.includes('is not a cross-device error')));
+});
+
 test('failures are logged, never thrown', async () => {
   const session = new RecordedSession(transcript, 'evaluate');
   const sink = new Sink();
@@ -144,6 +159,21 @@ test('message families match messages.py (generated patterns)', () => {
     ['ValueError: too many values to unpack', undefined],
   ];
   for (const [text, family] of cases) assert.equal(deviceMessageFamily(text), family, text);
+});
+
+test('every message in ../shared/corpus/error_messages.txt is recognised by the JS patterns too', (t) => {
+  const file = path.join(process.env.DEVFLOW_SHARED ?? path.join(ROOT, '..', 'shared'), 'corpus', 'error_messages.txt');
+  if (!fs.existsSync(file)) {
+    t.skip(`shared corpus not found at ${file}`);
+    return;
+  }
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !l.startsWith('#'))
+    .map((l) => l.split('\t')[0].replace(/<dev2>/g, 'cpu').replace(/<dev>/g, 'cuda:0').replace(/<arg>/g, 'mat2').replace(/<op>/g, 'wrapper_CUDA_mm'));
+  assert.ok(lines.length >= 45);
+  assert.deepEqual(lines.filter((l) => !deviceMessageFamily(l)), []);
 });
 
 test('parseReport accepts raw and repr()d JSON and rejects anything else', () => {
