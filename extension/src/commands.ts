@@ -61,13 +61,13 @@ function count(v: unknown): number | undefined {
 }
 
 /** The server's checkWorkspace/checkFile result: {"files", "diagnostics"} as counts (or lists). */
-export function parseCheckResult(result: unknown): CheckSummary | undefined {
+export function parseCheckResult(result: unknown, defaultFiles = 0): CheckSummary | undefined {
   if (!result || typeof result !== 'object') return undefined;
   const r = result as Record<string, unknown>;
   const files = count(r.files);
   const diagnostics = count(r.diagnostics);
   if (files === undefined && diagnostics === undefined) return undefined;
-  return { files: files ?? 0, diagnostics: diagnostics ?? 0 };
+  return { files: files ?? defaultFiles, diagnostics: diagnostics ?? 0 };
 }
 
 export function describeCheck(s: CheckSummary): string {
@@ -117,8 +117,11 @@ export function registerCommands(host: CommandHost, server: ServerControl, statu
     if (!server.isRunning()) return notRunning();
     try {
       const result = await server.executeServerCommand(SERVER_COMMANDS.checkFile, [target]);
-      const summary = parseCheckResult(result);
-      if (summary) status.setLastCheck(summary);
+      const summary = parseCheckResult(result, 1); // the server answers {"diagnostics": n} for one file
+      if (summary) {
+        status.setLastCheck(summary);
+        host.showInfo(`Devflow: ${describeCheck(summary)}.`);
+      }
       return summary;
     } catch (err) {
       return failed('Check Devices in Current File', err);

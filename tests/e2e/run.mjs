@@ -214,7 +214,9 @@ async function runCommand(page, title) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: STEP_MS });
   await input.fill(`>${title}`);
-  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).filter({ hasNotText: 'Current File' }).first();
+  let row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title });
+  if (!title.endsWith('Current File')) row = row.filter({ hasNotText: 'Current File' });
+  row = row.first();
   await row.waitFor({ timeout: STEP_MS });
   await row.click();
 }
@@ -315,6 +317,17 @@ async function scenarios(page, port) {
     if (!/Devflow: \d+ problems?/.test(text) || !/last check: \d+ device problems? in \d+ files/.test(text)) throw new Error(`status item: ${text}`);
     await shot(page, '07-language-status');
     await page.keyboard.press('Escape');
+    await page.mouse.move(700, 300);
+    await item.waitFor({ state: 'hidden', timeout: STEP_MS });
+  });
+
+  await step('"Devflow: Check Devices in Current File" checks the active file', async () => {
+    await runCommand(page, 'Devflow: Check Devices in Current File');
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Devflow: no device problems in 1 file' }).first();
+    await toast.waitFor({ timeout: STEP_MS });
+    await settled(toast);
+    await shot(page, '07b-check-current-file');
+    await runCommand(page, 'Notifications: Clear All Notifications');
   });
 
   await step('a notebook: the problem in the second cell gets its squiggle there', async () => {

@@ -121,14 +121,15 @@ test('a failing server command is reported once with its reason', async () => {
 
 test('Check Devices in Current File sends the active document URI to the server', async () => {
   const { host, server } = setup();
-  server.reply = { files: 1, diagnostics: [{}, {}] };
+  server.reply = { diagnostics: 2 };
   const summary = await host.run(COMMANDS.checkFile);
   assert.deepEqual(server.calls, [{ command: SERVER_COMMANDS.checkFile, args: ['file:///w/train.py'] }]);
   assert.deepEqual(summary, { files: 1, diagnostics: 2 });
+  assert.deepEqual(host.infos, ['Devflow: 2 device problems in 1 file.']);
   host.active = undefined;
   await host.run(COMMANDS.checkFile);
   assert.equal(server.calls.length, 1);
-  assert.match(host.infos[0], /open a Python file/);
+  assert.match(host.infos[1], /open a Python file/);
 });
 
 test('Restart Server and Show Logs', async () => {
