@@ -53,7 +53,21 @@ class Frame:
         self.stmt_stack: list[ast.stmt] = []
 
 
+_DECO_CACHE: dict[int, tuple] = {}
+
+
 def _decorators(node) -> set[str]:
+    hit = _DECO_CACHE.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    out = _decorators_of(node)
+    if len(_DECO_CACHE) > 50000:
+        _DECO_CACHE.clear()
+    _DECO_CACHE[id(node)] = (node, out)
+    return out
+
+
+def _decorators_of(node) -> set[str]:
     out = set()
     for d in getattr(node, "decorator_list", ()):
         name = FileIndex.dotted(d.func if isinstance(d, ast.Call) else d) or ""
@@ -90,6 +104,7 @@ class Interpreter:
 
     # ----------------------------------------------------------------- driver
     def run(self) -> None:
+        _DECO_CACHE.clear()  # per file: never keeps another file's tree alive
         self.exec_block(self.tree.body, self.module_frame)
         top = set()
         for st in self.tree.body:
