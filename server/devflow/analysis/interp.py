@@ -448,9 +448,9 @@ class Interpreter:
     def assign(self, target, val: Val, frame: Frame, st) -> None:
         if isinstance(target, ast.Name):
             name = target.id
-            if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and not self.sym_names.get(val.dev.key):
-                self.sym_names[val.dev.key] = name
-                val = Val("device", Dev("sym", key=val.dev.key, text=name, accel=val.dev.accel), val.origin)
+            if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
+                text = self.sym_names.setdefault(val.dev.key, name)
+                val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
             frame.env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
             if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
                     and isinstance(st, ast.Assign):
@@ -504,6 +504,9 @@ class Interpreter:
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
         name = target.attr
+        if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and isinstance(target.value, ast.Name):
+            text = self.sym_names.setdefault(val.dev.key, f"{target.value.id}.{name}")  # `self.device`
+            val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
         if not self.standalone and isinstance(target.value, ast.Name):
             self.hint(target, f"{target.value.id}.{name}", val)
         if obj.kind == "module" and val.kind == "module" and val.obj is not None and val.obj is not obj:
@@ -1105,7 +1108,10 @@ class Interpreter:
         elif dev_text and frame.stmt_stack and _simple(mtext):
             fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1 if code != "DEV106" else 0]),
                           text=f"{mtext}.to({dev_text})", title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
-        msg = (f"the {what} `{mtext}` is on {obj.dev.render()}" + (f" ({obj.origin.reason})" if obj.origin else "")
+        oreason = obj.origin.reason if obj.origin else ""
+        if obj.moved is None and oreason and "never moved" not in oreason and code == "DEV106":
+            oreason += " and never moved"
+        msg = (f"the {what} `{mtext}` is on {obj.dev.render()}" + (f" ({oreason})" if oreason else "")
                + f" but `{vtext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else ""))
         self.add(Finding(code, span, msg, related, fix))
 
