@@ -15,7 +15,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 TEST_TARGETS :=
 
-.PHONY: demo test setup setup-test test-python clean
+.PHONY: demo test setup setup-test test-python bench clean
 .DEFAULT_GOAL := demo
 
 $(SERVER_STAMP): server/pyproject.toml
@@ -39,6 +39,10 @@ demo: setup
 test-python: setup-test
 	$(BIN)/python -m pytest -q tests/python
 TEST_TARGETS += test-python
+
+# Engine throughput and precision on ~2M lines of public PyTorch code (downloads wheels into .cache/).
+bench: setup-test
+	$(BIN)/python bench/throughput.py
 
 -include mk/*.mk
 
