@@ -475,7 +475,7 @@ class Interpreter:
                 if items is not None and len(items) == len(elts):
                     self.assign(t, items[i], frame, st)
                 elif val.kind == "tensor":
-                    self.assign(t, Val("tensor", val.dev, val.origin, scalar=True), frame, st)
+                    self.assign(t, Val("tensor", val.dev, val.origin, scalar=not val.batch, batch=val.batch), frame, st)
                 elif val.kind == "obj" and val.obj is not None and val.elem is not None:
                     self.assign(t, val.elem, frame, st)
                 else:
@@ -998,7 +998,11 @@ class Interpreter:
             span = org.span
         else:
             code = "DEV202"
-            span = org.span if org else span_of(node)
+            # A batch is fixed (moved) where it is used, not where the DataLoader is built.
+            at_use = org is None or org.reason.startswith("a batch")
+            span = span_of(node) if at_use else org.span
+            if at_use and org is not None:
+                related.append((org.span, org.reason))
             fix = None
             if org is not None and dev_text and not org.reason.startswith("a batch"):
                 fix = self._move_value_fix(org, dev_text, atext)
@@ -1910,7 +1914,7 @@ class Interpreter:
         ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
         collate = kwargs.get("collate_fn")
         org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno} (batches are on cpu)")
-        batch = Val("tensor", CPU, org)
+        batch = Val("tensor", CPU, org, batch=True)
         if collate is not None:
             batch = UNKNOWN
             if collate.kind == "func":
@@ -1921,7 +1925,7 @@ class Interpreter:
             dev = None
             for it in ds.obj.items:
                 dev = join(dev, it.dev) if (it.kind == "tensor") else TOP
-            batch = Val("tensor", dev, org if dev is not None and dev.is_cpu else None) if dev is not None else UNKNOWN
+            batch = Val("tensor", dev, org if dev is not None and dev.is_cpu else None, batch=True) if dev is not None else UNKNOWN
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.cls is not None:
             found = ds.obj.cls.method("__getitem__")
             batch = UNKNOWN

@@ -47,10 +47,11 @@ class Obj:
 class Val:
     """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
 
-    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem")
+    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch")
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
-                 const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None):
+                 const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
+                 batch: bool = False):
         self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
@@ -61,12 +62,16 @@ class Val:
         self.func = func
         self.bound = bound
         self.elem = elem
+        # A collated batch (tensor, or tuple/list/dict of tensors, all on one device): unpacking
+        # it yields whole tensors, not the possibly 0-dim slices of unpacking one tensor.
+        self.batch = batch
 
     def __repr__(self) -> str:
         return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
 
     def with_text(self, text: str) -> "Val":
-        v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem)
+        v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem,
+                self.batch)
         return v
 
     @property

@@ -193,6 +193,8 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("quantized_model_moved.py", [("DEV501", 6), ("DEV502", 8)]),
     ("causal_mask_in_forward.py", [("DEV201", 13)]),
     ("vgg_classifier_pe_labels.py", [("DEV201", 10), ("DEV105", 13), ("DEV101", 23), ("DEV201", 26)]),
+    ("dataloader_labels_not_moved.py", [("DEV202", 14)]),
+    ("dataloader_inputs_not_moved.py", [("DEV202", 11)]),
 ])
 def test_shapes_beyond_the_corpus(name, expected):
     r = analyze((FIXTURES / name).read_text())
