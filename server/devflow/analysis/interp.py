@@ -675,14 +675,7 @@ class Interpreter:
                 if attr == "device" and obj.dev is not None and obj.dev.known:
                     return Val("device", obj.dev, obj.moved or obj.origin)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
-        if base.kind == "class" and isinstance(base.func, ClassInfo):
-            found = base.func.method(attr)
-            if found is not None:
-                fn, owner = found
-                decos = _decorators(fn)
-                kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "function")
-                return Val("func", func=FuncRef(fn, None, owner, kind), bound=base if kind == "classmethod" else None)
-        return UNKNOWN
+        return _class_member(base, attr)
 
     def device_of(self, t: Val, node) -> Val:
         if t.dev is not None and t.dev.known:
@@ -1200,14 +1193,7 @@ class Interpreter:
                     kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
             return Val("method", const=attr, bound=base)
-        if base.kind == "class" and isinstance(base.func, ClassInfo):
-            found = base.func.method(attr)
-            if found is not None:
-                fn, owner = found
-                decos = _decorators(fn)
-                kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "function")
-                return Val("func", func=FuncRef(fn, None, owner, kind), bound=base if kind == "classmethod" else None)
-        return UNKNOWN
+        return _class_member(base, attr)
 
     def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:
         kind = fval.kind
@@ -1939,6 +1925,18 @@ class Interpreter:
             batch = UNKNOWN
         obj.attrs["batch"] = batch
         return Val("obj", obj=obj)
+
+
+def _class_member(base: Val, attr: str) -> Val:
+    """`Cls.attr` for a class defined in this file: its function, bound for a classmethod."""
+    if base.kind == "class" and isinstance(base.func, ClassInfo):
+        found = base.func.method(attr)
+        if found is not None:
+            fn, owner = found
+            decos = _decorators(fn)
+            kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "function")
+            return Val("func", func=FuncRef(fn, None, owner, kind), bound=base if kind == "classmethod" else None)
+    return UNKNOWN
 
 
 def _simple(text: str) -> bool:
