@@ -992,15 +992,27 @@ class Interpreter:
         else:
             code = "DEV202"
             # A batch is fixed (moved) where it is used, not where the DataLoader is built.
+            fix = None
             at_use = org is None or org.reason.startswith("a batch")
             span = span_of(node) if at_use else org.span
             if at_use and org is not None:
                 related.append((org.span, org.reason))
-            fix = None
-            if org is not None and dev_text and not org.reason.startswith("a batch"):
+                fix = self._move_at_use_fix(node, atext, b, btext, frame)
+            if not at_use and dev_text:
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
+
+    def _move_at_use_fix(self, node, atext: str, other: Val, other_text: str, frame) -> FixPlan | None:
+        """Move a batch where it meets the other side: the one use of its name in that expression."""
+        if not atext.isidentifier():
+            return None
+        uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == atext]
+        dev_text = self._fix_device_text(other, other_text, frame, node.lineno)
+        if len(uses) != 1 or not dev_text:
+            return None
+        return FixPlan("append", span_of(uses[0]), text=f".to({dev_text})",
+                       title=f"Move it where it is used: `{atext}.to({dev_text})`")
 
     def _move_value_fix(self, org: Origin, dev_text: str, atext: str) -> FixPlan | None:
         if org.reason.startswith("returned by"):

@@ -207,3 +207,13 @@ def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors
     assert r.hints  # still annotated for hover / inlay hints
+
+
+def test_dataloader_batch_is_moved_where_it_is_used():
+    src = (FIXTURES / "dataloader_labels_not_moved.py").read_text()
+    (d,) = analyze(src).diagnostics
+    assert d.code == "DEV202" and d.fix is not None and d.fix.applicability == "unsafe"
+    assert any(r.span.line == 8 for r in d.related)  # the DataLoader that made the batch
+    fixed = apply_edits(src, d.fix.edits)
+    assert "loss = loss_fn(logits, labels.to(logits.device))" in fixed
+    assert analyze(fixed).diagnostics == []
