@@ -2,9 +2,11 @@
 
 A full (generation 2) collection that fires in the middle of an analysis walks every object the
 analysis has alive and cost 150-250 ms on a 500-line file: the p95 latency. So automatic
-collection is off in the server process; the cycles an analysis leaves are collected right after
-its result is published (a few ms at 2,000 lines), bursts coalesced, plus a slow periodic sweep
-for whatever the protocol layer leaves. Measured in bench/lsp_latency.py.
+collection is off in the server process; the cycles analyses leave are collected once the editor
+goes quiet (no new result for IDLE_S), since a collection that overlaps the next analysis (the
+user still typing) holds the GIL against it and doubled p95 at 2,000 lines. While results keep
+coming, every MAX_DEFERRED-th one collects anyway, so memory stays bounded. A slow periodic sweep
+picks up whatever the protocol layer leaves. Measured in bench/lsp_latency.py.
 """
 
 from __future__ import annotations
@@ -12,14 +14,16 @@ from __future__ import annotations
 import asyncio
 import gc
 
-AFTER_RESULT_S = 0.01
+IDLE_S = 0.75
+MAX_DEFERRED = 25
 PERIODIC_S = 30.0
 
 
 class Collector:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._pending = False
+        self._timer: asyncio.TimerHandle | None = None
+        self._deferred = 0
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -33,14 +37,22 @@ class Collector:
         gc.freeze()
 
     def after_result(self) -> None:
-        """An analysis finished (its garbage is now unreachable): collect soon, once per burst."""
-        if self._loop is None or self._pending:
+        """An analysis finished (its garbage is now unreachable): collect when the editor is quiet."""
+        if self._loop is None:
             return
-        self._pending = True
-        self._loop.call_later(AFTER_RESULT_S, self._collect)
+        if self._timer is not None:
+            self._timer.cancel()
+        self._deferred += 1
+        if self._deferred >= MAX_DEFERRED:
+            self._collect()
+        else:
+            self._timer = self._loop.call_later(IDLE_S, self._collect)
 
     def _collect(self) -> None:
-        self._pending = False
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = None
+        self._deferred = 0
         gc.collect()
 
     def _periodic(self) -> None:
