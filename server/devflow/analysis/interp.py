@@ -893,6 +893,17 @@ class Interpreter:
     def e_Lambda(self, node, frame):
         return UNKNOWN
 
+    def _snapshot_origin(self, obj: Obj, node, frame: Frame, what: str) -> Origin:
+        """Where copies of a not-yet-moved model's tensors were taken. Inside a same-file helper
+        (an EMA class, say) that is the call, in the frame that holds the model, which took them."""
+        site, f = node, frame
+        home = getattr(obj, "assign_frame", None)
+        while f is not None and f is not home and f.call_node is not None and f.parent is not None:
+            site, f = f.call_node, f.parent
+        if f is not home:  # the model's frame is not on this call chain: name the direct use
+            site = node
+        return Origin(span_of(site), f"{what} taken at line {site.lineno}, before the model was moved")
+
     # ----------------------------------------------------------------- iteration
     def iter_elem(self, it: Val, node, frame) -> Val:
         if it.kind == "tensor":
@@ -903,7 +914,7 @@ class Interpreter:
                 return UNKNOWN
             org = o.moved or o.origin
             if o.moved is None and node is not None:
-                org = Origin(span_of(node), f"taken from `{self.text(node)}` at line {node.lineno}, before the model was moved")
+                org = self._snapshot_origin(o, node, frame, f"`{self.text(node)}`")
             t = Val("tensor", o.dev, org)
             return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
         if it.kind == "obj" and it.obj is not None:
@@ -998,7 +1009,8 @@ class Interpreter:
             if at_use and org is not None:
                 related.append((org.span, org.reason))
                 fix = self._move_at_use_fix(node, atext, b, btext, frame)
-            if not at_use and dev_text:
+            # Copies taken from a model inside a helper: moving the helper's result is no fix.
+            if not at_use and dev_text and "taken at line" not in org.reason:
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
@@ -1508,8 +1520,8 @@ class Interpreter:
         if name in ("parameters", "named_parameters", "buffers", "named_buffers"):
             return Val("params", obj=obj, const="named" if name.startswith("named") else None)
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
-            return Val("obj", obj=Obj("dict", opaque=True) if False else Obj("dict"),
-                       elem=Val("tensor", obj.dev, obj.moved or obj.origin))
+            org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
+            return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
         if name == "register_buffer" and len(args) >= 2 and args[0].kind == "const":
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]

@@ -183,7 +183,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
 @pytest.mark.parametrize("name, expected", [
     ("torchvision_head_after_move.py", [("DEV101", 9)]),
     ("ema_deepcopy_before_move.py", [("DEV202", 18)]),
-    ("ema_shadow_dict.py", [("DEV202", 9)]),
+    ("ema_shadow_dict.py", [("DEV202", 20)]),  # the EMA built before the move
     ("dict_batch_discarded_to.py", [("DEV107", 10)]),
     ("fire_entry_point.py", [("DEV201", 12)]),
     ("timm_reset_classifier.py", [("DEV102", 7)]),
@@ -197,6 +197,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("dataloader_inputs_not_moved.py", [("DEV202", 11)]),
     ("resume_helper_before_move.py", [("DEV302", 8)]),
     ("rope_position_ids_cpu.py", [("DEV201", 18)]),
+    ("ema_state_dict_helper.py", [("DEV202", 20)]),
 ])
 def test_shapes_beyond_the_corpus(name, expected):
     r = analyze((FIXTURES / name).read_text())
@@ -206,7 +207,7 @@ def test_shapes_beyond_the_corpus(name, expected):
 
 @pytest.mark.parametrize("name", ["clean_training_script.py", "clean_hf_script.py", "clean_accelerate_prepare.py",
                                   "clean_lightning_module.py", "clean_head_replaced_then_moved.py",
-                                  "clean_resume_after_move.py"])
+                                  "clean_resume_after_move.py", "clean_ema_after_move.py"])
 def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors
