@@ -198,11 +198,6 @@ class TensorAttributeNotBuffer(Rule):
             init = cls.methods.get("__init__")
             if init is None:
                 continue
-            registered = set()
-            for n in ast.walk(cls.node):
-                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
-                        and n.args and isinstance(n.args[0], ast.Constant):
-                    registered.add(n.args[0].value)
             candidates: dict[str, list[ast.Assign]] = {}
             for st in ast.walk(init):
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (name := _self_attr(st.targets[0])) \
@@ -213,6 +208,13 @@ class TensorAttributeNotBuffer(Rule):
                     for st in sts:
                         if isinstance(st, ast.Assign) and st not in candidates.get(name, []):
                             candidates.setdefault(name, []).append(st)
+            if not candidates:
+                continue
+            registered = set()  # walked only for the rare class with a candidate
+            for n in ast.walk(cls.node):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
+                        and n.args and isinstance(n.args[0], ast.Constant):
+                    registered.add(n.args[0].value)
             for name, sts in candidates.items():
                 if name in registered or not self._used_elsewhere(cls, name):
                     continue
