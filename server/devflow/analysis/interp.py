@@ -1923,7 +1923,7 @@ class Interpreter:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
         ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
         collate = kwargs.get("collate_fn")
-        org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno} (batches are on cpu)")
+        org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno}, which yields cpu tensors")
         batch = Val("tensor", CPU, org, batch=True)
         if collate is not None:
             batch = UNKNOWN
