@@ -34,7 +34,7 @@ from devflow import engine, noqa
 from devflow.config import Config
 from devflow.edits import apply_edits, overlaps
 from devflow.model import Diagnostic, Edit, FileResult, Fix, Span
-from devflow.notebook import JoinedCells, join_cells
+from devflow.notebook import JoinedCells, join_cells, parse_ipynb
 
 E_INTERNAL, E_IO, E_SYNTAX = "E000", "E902", "E999"
 PSEUDO_CODES = {
@@ -129,26 +129,11 @@ def _notebook(path: str, data: bytes) -> SourceFile:
     except UnicodeDecodeError as e:
         raise FileProblem(f"not a valid notebook: not UTF-8 (invalid byte at offset {e.start})") from None
     try:
-        nb = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise FileProblem(f"not a valid notebook: JSON error at line {e.lineno}, column {e.colno}: {e.msg}") from None
-    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise FileProblem("not a valid notebook: no 'cells' list")
-    indices, sources = [], []
-    for i, cell in enumerate(nb["cells"]):
-        if not isinstance(cell, dict):
-            raise FileProblem(f"not a valid notebook: cell {i + 1} is not an object")
-        if cell.get("cell_type") != "code":
-            continue
-        src = cell.get("source", "")
-        if isinstance(src, list) and all(isinstance(s, str) for s in src):
-            src = "".join(src)
-        elif not isinstance(src, str):
-            raise FileProblem(f"not a valid notebook: cell {i + 1} has a source that is not text")
-        indices.append(i)
-        sources.append(src)
-    joined = join_cells(sources)
-    return SourceFile(path, joined.source, "utf-8", nb, tuple(indices), joined, text)
+        parsed = parse_ipynb(text)
+    except ValueError as e:
+        raise FileProblem(str(e)) from None
+    joined = join_cells(list(parsed.sources))
+    return SourceFile(path, joined.source, "utf-8", parsed.document, parsed.indices, joined, text)
 
 
 def read_source(path: str) -> SourceFile:

@@ -53,17 +53,37 @@ def join_cells(cells: list[str]) -> JoinedCells:
     return JoinedCells("".join(parts), tuple(starts))
 
 
-def code_cells_of_ipynb(text: str) -> list[str]:
-    """The code cells' sources of an .ipynb document (raises ValueError on a malformed one)."""
+@dataclass(frozen=True)
+class ParsedNotebook:
+    document: dict  # the whole notebook JSON, for writing fixes back
+    indices: tuple[int, ...]  # position in document["cells"] of each code cell
+    sources: tuple[str, ...]  # each code cell's source
+
+
+def parse_ipynb(text: str) -> ParsedNotebook:
+    """The code cells of an .ipynb document; ValueError with a one-line reason on a malformed one."""
     try:
         nb = json.loads(text)
     except json.JSONDecodeError as e:
-        raise ValueError(f"not a valid notebook (JSON error at line {e.lineno}: {e.msg})") from None
+        raise ValueError(f"not a valid notebook: JSON error at line {e.lineno}, column {e.colno}: {e.msg}") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
-        raise ValueError("not a valid notebook (no 'cells' list)")
-    out = []
-    for cell in nb["cells"]:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            src = cell.get("source", "")
-            out.append("".join(src) if isinstance(src, list) else str(src))
-    return out
+        raise ValueError("not a valid notebook: no 'cells' list")
+    indices, sources = [], []
+    for i, cell in enumerate(nb["cells"]):
+        if not isinstance(cell, dict):
+            raise ValueError(f"not a valid notebook: cell {i + 1} is not an object")
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        if isinstance(src, list) and all(isinstance(s, str) for s in src):
+            src = "".join(src)
+        elif not isinstance(src, str):
+            raise ValueError(f"not a valid notebook: cell {i + 1} has a source that is not text")
+        indices.append(i)
+        sources.append(src)
+    return ParsedNotebook(nb, tuple(indices), tuple(sources))
+
+
+def code_cells_of_ipynb(text: str) -> list[str]:
+    """The code cells' sources of an .ipynb document (raises ValueError on a malformed one)."""
+    return list(parse_ipynb(text).sources)
