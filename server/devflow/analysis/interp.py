@@ -436,7 +436,7 @@ class Interpreter:
         value = st.value
         if isinstance(value, ast.Call) and getattr(value, "_interproc", False):
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
-            org = Origin(span_of(st), reason)
+            org = Origin(span_of(st), reason, "returned")
             if val.kind == "tensor":
                 return Val("tensor", val.dev, org, scalar=val.scalar)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
@@ -902,7 +902,7 @@ class Interpreter:
             site, f = f.call_node, f.parent
         if f is not home:  # the model's frame is not on this call chain: name the direct use
             site = node
-        return Origin(span_of(site), f"{what} taken at line {site.lineno}, before the model was moved")
+        return Origin(span_of(site), f"{what} taken at line {site.lineno}, before the model was moved", "snapshot")
 
     # ----------------------------------------------------------------- iteration
     def iter_elem(self, it: Val, node, frame) -> Val:
@@ -985,16 +985,14 @@ class Interpreter:
         related = [(span_of(node), f"they meet here (line {node.lineno})")]
         if b.origin:
             related.append((b.origin.span, b.origin.reason))
-        factory = getattr(org, "factory", None) if org else None
         dev_text = self._fix_device_text(b, btext, frame, org.span.line if org else node.lineno)
         same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
         if not same_scope:
             dev_text = None  # the other side's names are not visible where the value was made
-        if org is not None and org.reason.startswith("created at line") and \
-                ("without device=" in org.reason or "legacy cpu constructor" in org.reason):
+        if org is not None and org.kind in ("factory", "legacy"):
             code = "DEV201"
             fix = None
-            if dev_text and "legacy" in org.reason:
+            if dev_text and org.kind == "legacy":
                 fix = FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
             elif dev_text and org.span is not None:
                 fix = FixPlan("add_kwarg", org.span, text=dev_text, name="device",
@@ -1004,13 +1002,13 @@ class Interpreter:
             code = "DEV202"
             # A batch is fixed (moved) where it is used, not where the DataLoader is built.
             fix = None
-            at_use = org is None or org.reason.startswith("a batch")
+            at_use = org is None or org.kind == "batch"
             span = span_of(node) if at_use else org.span
             if at_use and org is not None:
                 related.append((org.span, org.reason))
                 fix = self._move_at_use_fix(node, atext, b, btext, frame)
             # Copies taken from a model inside a helper: moving the helper's result is no fix.
-            if not at_use and dev_text and "taken at line" not in org.reason:
+            if not at_use and dev_text and org.kind != "snapshot":
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
@@ -1027,7 +1025,7 @@ class Interpreter:
                        title=f"Move it where it is used: `{atext}.to({dev_text})`")
 
     def _move_value_fix(self, org: Origin, dev_text: str, atext: str) -> FixPlan | None:
-        if org.reason.startswith("returned by"):
+        if org.kind == "returned":
             if not atext.isidentifier():
                 return None
             return FixPlan("insert_after", org.span, text=f"{atext} = {atext}.to({dev_text})",
@@ -1759,7 +1757,7 @@ class Interpreter:
                 return Val("tensor", self.default_dev, self.default_origin, scalar=scalar)
             if self.default_dev is TOP:
                 return UNKNOWN
-            org = Origin(span_of(node), f"created at line {node.lineno} without device=")
+            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
             return Val("tensor", CPU, org, scalar=scalar)
         if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
             d = kwargs.get("device")
@@ -1770,7 +1768,7 @@ class Interpreter:
             if self.default_dev is not CPU:
                 return UNKNOWN
             scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor"), scalar=False)
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor", "legacy"), scalar=False)
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:
@@ -1923,7 +1921,7 @@ class Interpreter:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
         ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
         collate = kwargs.get("collate_fn")
-        org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno}, which yields cpu tensors")
+        org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno}, which yields cpu tensors", "batch")
         batch = Val("tensor", CPU, org, batch=True)
         if collate is not None:
             batch = UNKNOWN

@@ -10,10 +10,17 @@ from devflow.model import Span
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a value got its device: a span and a phrase ("created at line 41 without device=")."""
+    """Where a value got its device: a span and a phrase ("created at line 41 without device=").
+
+    `kind` says how, for the rules and fixes that depend on it (the phrase is for people):
+    "factory" (a factory call without device=), "legacy" (a legacy cpu constructor), "batch"
+    (a DataLoader batch), "snapshot" (copies of a not-yet-moved model's tensors), "returned"
+    (returned by a same-file call), or "" for anything else.
+    """
 
     span: Span
     reason: str
+    kind: str = ""
 
 
 @dataclass(eq=False)
