@@ -4,16 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
-export const CANONICAL = `import torch
-import torch.nn as nn
-
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
-model.to(device)
-model.head = nn.Linear(8, 2)
-x = torch.randn(4, 8, device=device)
-y = model(x)
-`;
+export const CANONICAL = fs.readFileSync(new URL('../fixtures/canonical.py', import.meta.url), 'utf8');
 
 /** The canonical snippet split over two notebook cells: the move in one, the new head in the next. */
 export const NOTEBOOK_CELLS = [

@@ -1,17 +1,9 @@
 """Sources and checks the CLI tests share."""
 
-# The snippet every part agreed on: DEV101 on line 7 (the assignment), with a safe fix.
-CANONICAL = """\
-import torch
-import torch.nn as nn
+from pathlib import Path
 
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
-model.to(device)
-model.head = nn.Linear(8, 2)
-x = torch.randn(4, 8, device=device)
-y = model(x)
-"""
+# The snippet every part agreed on: DEV101 on line 7 (the assignment), with a safe fix.
+CANONICAL = (Path(__file__).resolve().parents[2] / "fixtures" / "canonical.py").read_text()
 CANONICAL_LINE = 7
 CLEAN = """\
 import torch

@@ -15,16 +15,7 @@ from devflow.rules import RULES, doc_url
 from devflow.rules.checks import ALL_RULES
 
 ROOT = Path(__file__).resolve().parents[3]
-CANONICAL = '''import torch
-import torch.nn as nn
-
-device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
-model.to(device)
-model.head = nn.Linear(8, 2)
-x = torch.randn(4, 8, device=device)
-y = model(x)
-'''
+CANONICAL = (ROOT / "tests" / "fixtures" / "canonical.py").read_text()
 
 
 def test_canonical_snippet_dev101_with_safe_fix():

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -22,19 +21,7 @@ PROFILES = ["visual-studio-code", "neovim", "emacs"]
 ENCODINGS = ["utf-8", "utf-16", "utf-32"]
 SERVER_CMD = [sys.executable, "-m", "devflow", "serve"]
 
-CANONICAL = textwrap.dedent(
-    """\
-    import torch
-    import torch.nn as nn
-
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    model = nn.Sequential(nn.Linear(8, 8), nn.ReLU())
-    model.to(device)
-    model.head = nn.Linear(8, 2)
-    x = torch.randn(4, 8, device=device)
-    y = model(x)
-    """
-)
+CANONICAL = (ROOT / "tests" / "fixtures" / "canonical.py").read_text()
 HEAD_LINE = 6  # 0-based line of `model.head = ...` in CANONICAL
 
 
