@@ -17,7 +17,7 @@ import sys
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
-from devflow.model import Diagnostic, Edit, Fix, FileResult, Related, Span
+from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
 from devflow.rules.fixes import SourceText, build_fix
@@ -116,9 +116,15 @@ def _analyze(source: str, result: FileResult) -> FileResult:
         except Exception as e:  # noqa: BLE001 - one rule's failure must not hide the others
             result.rule_errors.append(f"{rule.code}: {type(e).__name__}: {e}")
     result.diagnostics.sort(key=lambda d: (d.span.line, d.span.col, d.code))
-    result.hints = sorted((h.__class__(cols.span(h.span), h.name, h.device, h.reason, h.kind, h.is_assignment)
-                           for h in interp.hints.values() if h is not None), key=lambda h: (h.span.line, h.span.col))
+    result.hints = _hints(interp.hints, cols)
     return result
+
+
+def _hints(raw: dict, cols: _Columns) -> list[DeviceHint]:
+    col = cols.col
+    return [DeviceHint(Span(line, col(line, c), end_line, col(end_line, end_c)), name, dev.render(), reason, kind, is_assign)
+            for (line, c, end_line, end_c), h in sorted(raw.items(), key=lambda kv: kv[0][:2]) if h is not None
+            for name, dev, reason, kind, is_assign in (h,)]
 
 
 def _convert_plan(plan, cols: _Columns):

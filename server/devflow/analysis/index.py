@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 
+from devflow.analysis.walk import walk
+
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
                 "lightning.LightningModule", "lightning.pytorch.LightningModule", "transformers.PreTrainedModel")
 
@@ -42,7 +44,7 @@ class FileIndex:
     def nodes(self) -> list[ast.AST]:
         """Every node (one full walk, made on first use and shared by the rules that need it)."""
         if self._nodes is None:
-            self._nodes = list(ast.walk(self.tree))
+            self._nodes = walk(self.tree)
         return self._nodes
 
     def _statements(self, tree: ast.Module):

@@ -9,13 +9,15 @@ Whatever is unknown stays unknown and is never reported.
 from __future__ import annotations
 
 import ast
+import re
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
-from devflow.model import DeviceHint, Span
+from devflow.model import Span
 
 MAX_DEPTH = 7
 DEVICE_WORDS = ("device", "dev")
@@ -85,7 +87,8 @@ class Interpreter:
         self.budget = budget
         self.findings: dict[tuple, Finding] = {}
         self.mix_origins: set = set()
-        self.hints: dict[Span, DeviceHint | None] = {}
+        # (line, col, end_line, end_col) in ast coordinates -> (name, dev, reason, kind, is_assignment)
+        self.hints: dict[tuple, tuple | None] = {}
         self.default_dev: Dev = CPU
         self.default_origin: Origin | None = None
         self.memo: dict = {}
@@ -111,7 +114,8 @@ class Interpreter:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 top.add(id(st))
             elif isinstance(st, (ast.If, ast.Try)):
-                top.update(id(n) for n in ast.walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                top.update(id(n) for n in walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        calls = _call_counts(self.source, {fn.name for fn in self.index.functions})
         for fn in self.index.functions:
             if id(fn) in self.visited or self.budget <= 0:
                 continue
@@ -119,7 +123,7 @@ class Interpreter:
             if owner is None and id(fn) not in top:
                 continue  # nested functions run with their parent
             # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
-            entry = owner is None and self.source.count(fn.name + "(") <= 1 and not fn.decorator_list
+            entry = owner is None and calls.get(fn.name, 0) <= 1 and not fn.decorator_list
             self.run_standalone(fn, owner, follow=entry)
 
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
@@ -149,7 +153,7 @@ class Interpreter:
         """
         dev = Dev("sym", key=("module-device", owner.name), text="the module's device", accel=True)
         used: set[str] = set()
-        for n in ast.walk(fn):
+        for n in walk(fn):
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in _TENSOR_ATTRS:
                 used.add(n.value.id)
         a = fn.args
@@ -220,21 +224,26 @@ class Interpreter:
         dev = val.device
         if val.kind not in ("tensor", "module") or dev is None or not dev.known:
             return
-        span = span_of(target)
-        reason = (val.obj.moved or val.obj.origin) if val.kind == "module" and val.obj else val.origin
-        h = DeviceHint(span, name, dev.render(), reason.reason if reason else "", val.kind, True)
-        old = self.hints.get(span, h)
-        self.hints[span] = h if old is not None and old.device == h.device else None
+        self._put_hint(target, name, val, dev, True)
 
     def use_hint(self, node, val: Val) -> None:
         dev = val.device
         if dev is None or not dev.known:
             return
-        span = span_of(node)
+        self._put_hint(node, node.id, val, dev, False)
+
+    def _put_hint(self, node, name: str, val: Val, dev: Dev, is_assignment: bool) -> None:
+        """Raw hints, keyed by the node's ast position; the engine makes DeviceHints of those kept.
+        A place seen with two different devices (two calls of one function) gets no hint."""
+        key = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        old = self.hints.get(key, False)
+        if old is None:
+            return
+        if old is not False and old[1].render() != dev.render():
+            self.hints[key] = None
+            return
         reason = (val.obj.moved or val.obj.origin) if val.kind == "module" and val.obj else val.origin
-        h = DeviceHint(span, node.id, dev.render(), reason.reason if reason else "", val.kind, False)
-        old = self.hints.get(span, h)
-        self.hints[span] = h if old is not None and old.device == h.device else None
+        self.hints[key] = (name, dev, reason.reason if reason else "", val.kind, is_assignment)
 
     # ----------------------------------------------------------------- statements
     def exec_block(self, stmts, frame: Frame) -> bool:
@@ -243,10 +252,12 @@ class Interpreter:
             self.budget -= 1
             if self.budget <= 0:
                 return False
+            handler = _STMT_HANDLERS.get(type(st))
+            if handler is None:
+                continue
             frame.stmt_stack.append(st)
             try:
-                handler = getattr(self, "s_" + type(st).__name__, None)
-                if handler is not None and handler(st, frame):
+                if handler(self, st, frame):
                     return True
             finally:
                 frame.stmt_stack.pop()
@@ -591,13 +602,13 @@ class Interpreter:
     def eval(self, node, frame: Frame) -> Val:
         if node is None:
             return UNKNOWN
-        h = getattr(self, "e_" + type(node).__name__, None)
+        h = _EXPR_HANDLERS.get(type(node))
         if h is None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.eval(child, frame)
             return UNKNOWN
-        return h(node, frame)
+        return h(self, node, frame)
 
     def e_Constant(self, node, frame):
         return Val("const", const=node.value)
@@ -1017,7 +1028,7 @@ class Interpreter:
         """Move a batch where it meets the other side: the one use of its name in that expression."""
         if not atext.isidentifier():
             return None
-        uses = [n for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == atext]
+        uses = [n for n in walk(node) if isinstance(n, ast.Name) and n.id == atext]
         dev_text = self._fix_device_text(other, other_text, frame, node.lineno)
         if len(uses) != 1 or not dev_text:
             return None
@@ -1362,7 +1373,7 @@ class Interpreter:
         if cached is not None:
             return cached
         found = False
-        for sub in ast.walk(fn):
+        for sub in walk(fn):
             if isinstance(sub, ast.Call):
                 name = FileIndex.dotted(sub.func) or ""
                 q = self.index.qualify(name)
@@ -1961,6 +1972,24 @@ def _class_member(base: Val, attr: str) -> Val:
     return UNKNOWN
 
 
+def _call_counts(source: str, names: set[str]) -> dict[str, int]:
+    """`source.count(name + "(")` for each name, in one scan instead of one per function (which
+    made the driver quadratic). Each occurrence is the tail of a maximal word followed by "("."""
+    runs: dict[str, int] = {}
+    for w in _CALLED_WORD.findall(source):
+        runs[w] = runs.get(w, 0) + 1
+    out: dict[str, int] = {}
+    for w, n in runs.items():
+        for i in range(len(w)):
+            tail = w[i:]
+            if tail in names:
+                out[tail] = out.get(tail, 0) + n
+    return out
+
+
+_CALLED_WORD = re.compile(r"\b(\w+)\(")
+
+
 def _simple(text: str) -> bool:
     return all(p.isidentifier() for p in text.split("."))
 
@@ -1983,6 +2012,12 @@ def _sig(v: Val):
         return ("p", id(v.obj))
     return (v.kind,)
 
+
+# Handlers by node type, looked up once per node instead of by name (`"e_" + type(node).__name__`).
+_EXPR_HANDLERS = {t: getattr(Interpreter, "e_" + t.__name__) for t in vars(ast).values()
+                  if isinstance(t, type) and issubclass(t, ast.expr) and hasattr(Interpreter, "e_" + t.__name__)}
+_STMT_HANDLERS = {t: getattr(Interpreter, "s_" + t.__name__) for t in vars(ast).values()
+                  if isinstance(t, type) and issubclass(t, ast.stmt) and hasattr(Interpreter, "s_" + t.__name__)}
 
 _DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int32", "int64",
                      "long", "int8", "uint8", "bool", "short", "int16", "complex64", "complex128", "cfloat"})

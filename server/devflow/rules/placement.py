@@ -6,6 +6,7 @@ import ast
 import re
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.walk import statements, walk
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
@@ -69,7 +70,7 @@ class ModulesInPythonContainer(Rule):
             filled: set[str] = set()
             assigns: dict[str, int] = {}
             for fn in cls.methods.values():
-                for st in ast.walk(fn):
+                for st in walk(fn):
                     if isinstance(st, ast.Assign) and len(st.targets) == 1:
                         name = _self_attr(st.targets[0])
                         if name is None:
@@ -146,7 +147,7 @@ class ModuleCreatedInForward(Rule):
             init = cls.methods.get("__init__")
             existing = None
             counter = 0
-            for node in ast.walk(fwd):
+            for node in walk(fwd):
                 if not isinstance(node, ast.Call):
                     continue
                 q = ctx.qual(node.func)
@@ -158,7 +159,7 @@ class ModuleCreatedInForward(Rule):
                 counter += 1
                 fix = None
                 if existing is None:
-                    existing = {n.attr for n in ast.walk(cls.node) if isinstance(n, ast.Attribute)}
+                    existing = {n.attr for n in walk(cls.node) if isinstance(n, ast.Attribute)}
                 if init is not None and self._liftable(node, fwd):
                     attr = f"{_snake(last)}_{counter}"
                     while attr in existing:
@@ -177,8 +178,8 @@ class ModuleCreatedInForward(Rule):
     @staticmethod
     def _liftable(call: ast.Call, fwd) -> bool:
         params = {a.arg for a in fwd.args.args + fwd.args.kwonlyargs}
-        local = {n.id for n in ast.walk(fwd) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        for n in ast.walk(call):
+        local = {n.id for n in walk(fwd) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for n in walk(call):
             if isinstance(n, ast.Name) and n.id != "self" and (n.id in params or n.id in local):
                 return False
         return True
@@ -199,7 +200,7 @@ class TensorAttributeNotBuffer(Rule):
             if init is None:
                 continue
             candidates: dict[str, list[ast.Assign]] = {}
-            for st in ast.walk(init):
+            for st in statements(init):
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (name := _self_attr(st.targets[0])) \
                         and self._cpu_tensor(ctx, st.value):
                     candidates.setdefault(name, []).append(st)
@@ -211,7 +212,7 @@ class TensorAttributeNotBuffer(Rule):
             if not candidates:
                 continue
             registered = set()  # walked only for the rare class with a candidate
-            for n in ast.walk(cls.node):
+            for n in walk(cls.node):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer" \
                         and n.args and isinstance(n.args[0], ast.Constant):
                     registered.add(n.args[0].value)
@@ -250,10 +251,10 @@ class TensorAttributeNotBuffer(Rule):
             if mname == "__init__":
                 continue
             parents = {}
-            for n in ast.walk(fn):
+            for n in walk(fn):
                 for c in ast.iter_child_nodes(n):
                     parents[c] = n
-            for n in ast.walk(fn):
+            for n in walk(fn):
                 if _self_attr(n) == name:
                     if isinstance(n.ctx, ast.Store):
                         return False

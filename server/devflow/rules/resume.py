@@ -6,6 +6,7 @@ import ast
 import re
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.walk import walk
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
@@ -15,7 +16,7 @@ _CLI_OPTIONS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "co
 def chooses_cpu_fallback(tree: ast.AST) -> bool:
     """The file picks its device at run time ("cuda" if torch.cuda.is_available() else "cpu",
     or `torch.device(args.device)`), so it may run where the checkpoint's GPU is missing."""
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "device" and \
                 isinstance(n.func.value, ast.Name) and n.func.value.id == "torch" and n.args and \
                 isinstance(n.args[0], ast.Attribute) and "device" in n.args[0].attr and \
@@ -23,7 +24,7 @@ def chooses_cpu_fallback(tree: ast.AST) -> bool:
             return True  # torch.device(args.device): the user picks the device on the command line
         if isinstance(n, ast.IfExp):
             test = ast.dump(n.test)
-            strs = {c.value for c in ast.walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+            strs = {c.value for c in walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
             if "is_available" in test and "cpu" in strs:
                 return True
     return False
@@ -59,7 +60,7 @@ class OptimizerLoadedBeforeMove(Rule):
 
 def _scopes(tree: ast.Module):
     yield tree
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
             yield n
 
