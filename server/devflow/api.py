@@ -1,6 +1,6 @@
 """What the CLI and the language server call.
 
-- `check_source(source, path=None, config=None) -> FileResult`: the engine's findings less
+- `check_source(source, path=None, config=None, retain=None) -> FileResult`: the engine's findings less
   `# noqa` suppressions and rules not selected for `path` (select / ignore / per-file-ignores),
   with `severity` overrides applied. Never raises: an internal failure becomes
   `FileResult.error` (code E000).
@@ -71,9 +71,10 @@ def _filter(result: FileResult, source: str, path: str | None, config: Config | 
     return result
 
 
-def check_source(source: str, path: str | None = None, config: Config | None = None) -> FileResult:
+def check_source(source: str, path: str | None = None, config: Config | None = None,
+                 retain: list | None = None) -> FileResult:
     try:
-        result = engine.analyze(source, path)
+        result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
         if result.error is not None:
             result.error_code = getattr(result, "error_code", None) or E_SYNTAX  # type: ignore[attr-defined]
             result.diagnostics = []

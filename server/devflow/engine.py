@@ -57,10 +57,12 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
     return result
 
 
-def analyze(source: str, path: str | None = None) -> FileResult:
+def analyze(source: str, path: str | None = None, retain: list | None = None) -> FileResult:
+    """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
+    rather free them later (an editor server, after publishing) than on its latency path."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result)
+        return _analyze(source, result, retain)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -69,7 +71,7 @@ def analyze(source: str, path: str | None = None) -> FileResult:
         return result
 
 
-def _analyze(source: str, result: FileResult) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -117,6 +119,9 @@ def _analyze(source: str, result: FileResult) -> FileResult:
             result.rule_errors.append(f"{rule.code}: {type(e).__name__}: {e}")
     result.diagnostics.sort(key=lambda d: (d.span.line, d.span.col, d.code))
     result.hints = _hints(interp.hints, cols)
+    interp.release()
+    if retain is not None:
+        retain.append((tree, index, interp, ctx))
     return result
 
 

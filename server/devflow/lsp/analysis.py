@@ -60,13 +60,14 @@ def _filter(diagnostics, config, path, settings: Settings):
     return out
 
 
-def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation: int) -> Analysis:
+def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation: int,
+        retain: list | None = None) -> Analysis:
     start = time.perf_counter()
     try:
         from devflow import api
 
         config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
-        result = api.check_source(snapshot.source, snapshot.path, config)
+        result = api.check_source(snapshot.source, snapshot.path, config, retain)
         if not isinstance(result, FileResult):
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
         result = replace(result, diagnostics=_filter(result.diagnostics, config, snapshot.path, settings))

@@ -117,7 +117,7 @@ class DevflowServer(LanguageServer):
 
     # -- analysis -----------------------------------------------------------------------------
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
-        result = analysis.run(snapshot, self.settings, self.configs, generation)
+        result = analysis.run(snapshot, self.settings, self.configs, generation, self.gc.retained)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:
                 self._reported_rule_errors.add((snapshot.uri, err))

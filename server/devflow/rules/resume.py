@@ -23,10 +23,20 @@ def chooses_cpu_fallback(tree: ast.AST) -> bool:
                 isinstance(n.args[0].value, ast.Name) and n.args[0].value.id in _CLI_OPTIONS:
             return True  # torch.device(args.device): the user picks the device on the command line
         if isinstance(n, ast.IfExp):
-            test = ast.dump(n.test)
             strs = {c.value for c in walk(n) if isinstance(c, ast.Constant) and isinstance(c.value, str)}
-            if "is_available" in test and "cpu" in strs:
+            if "cpu" in strs and _mentions(n.test, "is_available"):
                 return True
+    return False
+
+
+def _mentions(node: ast.AST, word: str) -> bool:
+    """`word` in a name, attribute, keyword or string under `node` (what `word in ast.dump(node)`
+    found, without ast.dump's cost and the reference cycle its recursive helper leaves)."""
+    for c in walk(node):
+        text = c.id if isinstance(c, ast.Name) else c.attr if isinstance(c, ast.Attribute) else \
+            c.arg if isinstance(c, ast.keyword) else c.value if isinstance(c, ast.Constant) else None
+        if isinstance(text, str) and word in text:
+            return True
     return False
 
 

@@ -214,3 +214,26 @@ def test_dataloader_batch_is_moved_where_it_is_used():
     fixed = apply_edits(src, d.fix.edits)
     assert "loss = loss_fn(logits, labels.to(logits.device))" in fixed
     assert analyze(fixed).diagnostics == []
+
+
+def test_analysis_leaves_no_reference_cycles_and_does_not_write_to_the_tree():
+    """An editor server analyses on every edit: what a run leaves must go with reference counting
+    alone (no cyclic garbage for the collector), and the syntax tree is read, never annotated."""
+    import ast
+    import gc
+
+    sources = [CANONICAL] + [p.read_text(encoding="utf-8") for p in sorted((ROOT / "samples").glob("*.py"))]
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for src in sources:
+            retained: list = []
+            analyze(src, "t.py", retain=retained)
+            tree = retained[0][0]
+            assert all(not any(k.startswith("_") for k in vars(n)) for n in ast.walk(tree))
+            retained.clear()
+            assert gc.collect() == 0
+    finally:
+        if was_enabled:
+            gc.enable()
