@@ -136,17 +136,19 @@ class DevflowServer(LanguageServer):
     def publish(self, result: analysis.Analysis, force: bool = False) -> int:
         """Push the diagnostics of a current analysis (in pull mode only with `force`: files
         that are not open). Returns how many were published."""
-        self.gc.after_result()
-        if self.pull_mode and not force:  # the client pulls; just count what it will get
-            if not self.settings.enable:
-                return 0
-            return len(result.result.diagnostics) + (1 if result.result.error else 0)
-        by_uri = self.lsp_diagnostics(result)
-        for uri, items in by_uri.items():
-            self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=uri, diagnostics=items, version=result.snapshot.version_of(uri)))
-            (self.pushed.add if items else self.pushed.discard)(unquote(uri))
-        return diagnostics.count(by_uri)
+        try:
+            if self.pull_mode and not force:  # the client pulls; just count what it will get
+                if not self.settings.enable:
+                    return 0
+                return len(result.result.diagnostics) + (1 if result.result.error else 0)
+            by_uri = self.lsp_diagnostics(result)
+            for uri, items in by_uri.items():
+                self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
+                    uri=uri, diagnostics=items, version=result.snapshot.version_of(uri)))
+                (self.pushed.add if items else self.pushed.discard)(unquote(uri))
+            return diagnostics.count(by_uri)
+        finally:  # the diagnostics are written (synchronously) first: freeing and collecting must not delay them
+            self.gc.after_result()
 
     def clear(self, uri: str) -> None:
         self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
