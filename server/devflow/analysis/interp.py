@@ -16,7 +16,7 @@ from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
-from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.model import Span
 
 MAX_DEPTH = 7
@@ -108,6 +108,7 @@ class Interpreter:
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
+        self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
         self._interproc: set[int] = set()
         self._optimizers: list[Obj] = []
 
@@ -204,6 +205,7 @@ class Interpreter:
         self._all_modules = []
         self.memo.clear()
         self._recv = {}
+        self._spread = {}
 
     def scope_of(self, line: int):
         """The innermost function whose body holds `line` (None at module level)."""
@@ -301,6 +303,10 @@ class Interpreter:
             return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "cpu"):
             recv = self._recv.get(id(call))
+            if recv is not None and recv.kind == "tensor" and recv.batch == ENCODING and call.func.attr == "to" \
+                    and isinstance(call.func.value, ast.Name) and val.kind == "tensor":
+                frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding.to() moves in place
+                return False
             if recv is not None and recv.kind == "tensor" and val.kind == "tensor":
                 name = self.text(call.func.value)
                 self.add(Finding(
@@ -527,6 +533,8 @@ class Interpreter:
                     and definitely_differ(val.obj.dev or CPU, parent.dev):
                 self.report_added_after_move(parent, val.obj, target, st, frame)
                 parent.items.append(val)
+            elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
+                self._store_into_batch(target.value.id, base, val, frame)
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
@@ -535,6 +543,19 @@ class Interpreter:
                     base.elem = val if base.elem is None else self.join(base.elem, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
+
+    def _store_into_batch(self, name: str, batch: Val, val: Val, frame: Frame) -> None:
+        """`batch[k] = v` where `batch` is a dict of tensors modelled as one tensor: a tensor on
+        another device, or an unknown value, leaves the batch on no single known device (the
+        `for k, v in batch.items(): batch[k] = v.to(device)` idiom moves it)."""
+        if val.kind == "tensor":
+            dev = join(batch.dev, val.dev)
+        elif val.kind == "unknown":
+            dev = TOP
+        else:
+            return  # a non-tensor entry moves nothing
+        if dev != batch.dev:
+            frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
 
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
@@ -606,7 +627,7 @@ class Interpreter:
         if a.kind == b.kind == "tensor":
             dev = join(a.dev, b.dev)
             return Val("tensor", dev, a.origin if dev == a.dev else (b.origin if dev == b.dev else None),
-                       scalar=a.scalar or b.scalar)
+                       scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
         if a.kind == b.kind == "const" and a.const == b.const:
@@ -942,6 +963,8 @@ class Interpreter:
 
     # ----------------------------------------------------------------- iteration
     def iter_elem(self, it: Val, node, frame) -> Val:
+        if it.kind == "tensor" and it.batch:  # keys of a dict batch, or the tensors of a tuple batch
+            return UNKNOWN
         if it.kind == "tensor":
             return Val("tensor", it.dev, it.origin, scalar=True)
         if it.kind == "params" and it.obj is not None:
@@ -1070,13 +1093,19 @@ class Interpreter:
 
     def _fix_device_text(self, other: Val, other_text: str, frame: Frame, line: int) -> str | None:
         """A device expression valid at `line`: the other tensor's `.device` when it is a local name,
-        else the device variable it was moved to."""
+        else the device variable it was moved to, a variable holding that device, a local tensor's
+        `.device`, or the device's literal."""
         if other_text and other_text.isidentifier() and other.kind == "tensor" and other.text != _MODULE_SIDE \
                 and self._available(other_text, frame, line):
             return f"{other_text}.device"
         dt = self._dev_text(other.dev)
         if dt and other.dev.kind == "sym" and self._available(dt, frame, line):
             return dt
+        if other.dev is not None and other.dev.known:
+            for f in dict.fromkeys((frame, self.module_frame)):  # a variable holding that device: `.to(device)`
+                for name, v in f.env.items():
+                    if v.kind == "device" and v.dev == other.dev and self._available(name, frame, line):
+                        return name
         for name, v in frame.env.items():  # a local tensor already on that device
             if v.kind == "tensor" and v.dev == other.dev and self._available(name, frame, line):
                 return f"{name}.device"
@@ -1215,6 +1244,8 @@ class Interpreter:
                 if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and not getattr(v.obj, "opaque", False):
                     kwargs.update({k: x for k, x in v.obj.keys.items() if isinstance(k, str)})
                 else:
+                    if v.kind == "tensor" and v.batch:  # `model(**inputs)`: a dict of tensors on one device
+                        self._spread.setdefault(id(node), []).append((v, self.text(kw.value)))
                     kwargs["__opaque__"] = UNKNOWN  # may carry device=
                 continue
             kwargs[kw.arg] = v
@@ -1420,7 +1451,8 @@ class Interpreter:
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
-                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None]
+                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
+                    self._spread.get(id(node), [])
         if isinstance(node.func, ast.Call):
             if obj is not None and obj.dev is not None and any(
                     v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
@@ -1623,7 +1655,11 @@ class Interpreter:
             if name in ("encode", "__call__", "apply_chat_template", "batch_encode_plus", "encode_plus"):
                 rt = kwargs.get("return_tensors")
                 if rt is not None and rt.kind == "const" and rt.const == "pt":
-                    return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"))
+                    # encode() gives a tensor, apply_chat_template() one unless return_dict=True; the rest a BatchEncoding
+                    rd = kwargs.get("return_dict")
+                    encoding = name not in ("encode", "apply_chat_template") or (rd is not None and rd.kind == "const" and rd.const is True)
+                    return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"),
+                               batch=ENCODING if encoding else "")
             return UNKNOWN
         return UNKNOWN
 
@@ -1655,13 +1691,21 @@ class Interpreter:
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:
-                return Val("tensor", t.dev, t.origin, scalar=t.scalar)
-            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"), scalar=t.scalar)
+                return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
         if name == "cuda":
             dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
-            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"), scalar=t.scalar)
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
         if name == "cpu":
-            return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}"), scalar=t.scalar)
+            return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
+        if name == "keys":  # not a Tensor method: `t` is a dict of tensors; its keys are not tensors
+            return UNKNOWN
+        if name == "items":
+            value = Val("tensor", t.dev, t.origin)
+            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, value])))
         if name in ("item", "tolist"):
             return UNKNOWN
         if name in T.NON_TENSOR_METHODS:
@@ -1960,7 +2004,7 @@ class Interpreter:
         ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
         collate = kwargs.get("collate_fn")
         org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno}, which yields cpu tensors", "batch")
-        batch = Val("tensor", CPU, org, batch=True)
+        batch = Val("tensor", CPU, org, batch=COLLATED)
         if collate is not None:
             batch = UNKNOWN
             if collate.kind == "func":
@@ -1971,7 +2015,7 @@ class Interpreter:
             dev = None
             for it in ds.obj.items:
                 dev = join(dev, it.dev) if (it.kind == "tensor") else TOP
-            batch = Val("tensor", dev, org if dev is not None and dev.is_cpu else None, batch=True) if dev is not None else UNKNOWN
+            batch = Val("tensor", dev, org if dev is not None and dev.is_cpu else None, batch=COLLATED) if dev is not None else UNKNOWN
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.cls is not None:
             found = ds.obj.cls.method("__getitem__")
             batch = UNKNOWN

@@ -58,7 +58,7 @@ class Val:
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
-                 batch: bool = False):
+                 batch: str = ""):
         self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
@@ -69,8 +69,10 @@ class Val:
         self.func = func
         self.bound = bound
         self.elem = elem
-        # A collated batch (tensor, or tuple/list/dict of tensors, all on one device): unpacking
-        # it yields whole tensors, not the possibly 0-dim slices of unpacking one tensor.
+        # Tensors that travel together, all on one device, modelled as one tensor: COLLATED (a
+        # DataLoader batch: a tensor, or a tuple/list/dict of them) or ENCODING (a tokenizer's
+        # BatchEncoding: a dict whose .to() moves it in place). Unpacking yields whole tensors, not
+        # the possibly 0-dim slices of one tensor; a store `batch[k] = ...` may change the device.
         self.batch = batch
 
     def __repr__(self) -> str:
@@ -89,3 +91,5 @@ class Val:
 
 
 UNKNOWN = Val("unknown")
+COLLATED = "collated"
+ENCODING = "encoding"

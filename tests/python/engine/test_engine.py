@@ -189,6 +189,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("resume_helper_before_move.py", [("DEV302", 8)]),
     ("rope_position_ids_cpu.py", [("DEV201", 18)]),
     ("ema_state_dict_helper.py", [("DEV202", 20)]),
+    ("tokenizer_output_spread_unmoved.py", [("DEV202", 10), ("DEV202", 15), ("DEV107", 17)]),  # model(**inputs)
 ])
 def test_shapes_beyond_the_corpus(name, expected):
     r = analyze((FIXTURES / name).read_text())
@@ -198,7 +199,8 @@ def test_shapes_beyond_the_corpus(name, expected):
 
 @pytest.mark.parametrize("name", ["clean_training_script.py", "clean_hf_script.py", "clean_accelerate_prepare.py",
                                   "clean_lightning_module.py", "clean_head_replaced_then_moved.py",
-                                  "clean_resume_after_move.py", "clean_ema_after_move.py"])
+                                  "clean_resume_after_move.py", "clean_ema_after_move.py",
+                                  "clean_batch_moved_entry_by_entry.py"])
 def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors
@@ -214,6 +216,19 @@ def test_dataloader_batch_is_moved_where_it_is_used():
     fixed = apply_edits(src, d.fix.edits)
     assert "loss = loss_fn(logits, labels.to(logits.device))" in fixed
     assert analyze(fixed).diagnostics == []
+
+
+def test_keys_of_a_batch_are_not_tensors():
+    """`for k, v in batch.items()`: the value has the batch's device, the key has none."""
+    src = (FIXTURES / "tokenizer_output_spread_unmoved.py").read_text()
+    hints = {(h.name, h.span.line): h.device for h in analyze(src).hints}
+    assert hints[("value", 16)] == "cpu" and ("key", 16) not in hints
+
+
+def test_fix_names_the_device_variable():
+    src = "import torch\ndevice = torch.device('cuda')\nmodel = torch.nn.Linear(4, 4).to(device)\nx = torch.randn(2, 4)\ny = model(x)\n"
+    (d,) = analyze(src).diagnostics
+    assert "x = torch.randn(2, 4, device=device)" in apply_edits(src, d.fix.edits)
 
 
 def test_analysis_leaves_no_reference_cycles_and_does_not_write_to_the_tree():
