@@ -704,6 +704,8 @@ class Interpreter:
                 return self.device_of(base, node.value)
             if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):
                 return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+            if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):
+                return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
             return UNKNOWN
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
