@@ -545,9 +545,9 @@ class Interpreter:
             self.assign(target.value, UNKNOWN, frame, st)
 
     def _store_into_batch(self, name: str, batch: Val, val: Val, frame: Frame) -> None:
-        """`batch[k] = v` where `batch` is a dict of tensors modelled as one tensor: a tensor on
-        another device, or an unknown value, leaves the batch on no single known device (the
-        `for k, v in batch.items(): batch[k] = v.to(device)` idiom moves it)."""
+        """`batch[k] = v` where `batch` is a dict of tensors modelled as one tensor: after a tensor
+        on another device, or an unknown value, is stored, the entries are on no single known
+        device, so the batch stays silent (`for k, v in batch.items(): batch[k] = v.to(device)`)."""
         if val.kind == "tensor":
             dev = join(batch.dev, val.dev)
         elif val.kind == "unknown":
