@@ -5,14 +5,16 @@ analysis has alive and cost 150-250 ms on a 500-line file: the p95 latency. So a
 collection is off in the server process; the cycles analyses leave are collected once the editor
 goes quiet (no new result for IDLE_S), since a collection that overlaps the next analysis (the
 user still typing) holds the GIL against it and doubled p95 at 2,000 lines. While results keep
-coming, every MAX_DEFERRED-th one collects anyway, so memory stays bounded. A slow periodic sweep
+coming, every MAX_DEFERRED-th one collects anyway, or sooner once the analyses held add up to
+MAX_RETAINED_LINES of source, so memory stays bounded. A slow periodic sweep
 picks up whatever the protocol layer leaves. Measured in bench/lsp_latency.py.
 
 An analysis leaves no cycles of its own (the engine breaks them), so what it leaves is freed by
 reference counting alone; its syntax tree and interpreter (tens of thousands of objects, a few
 ms to free) are handed over in `retained` and freed along with the collection, off the path
-from an edit to its diagnostics. The forced collection every MAX_DEFERRED-th result frees 25 of
-them at once (100 ms at 2,000 lines): the bench's `max`. Measured and rejected: freeing each
+from an edit to its diagnostics. A forced collection frees them all at once: 25 at 2,000 lines
+(100 ms, the bench's `max`), 5 at 10,000 lines (25 MB each: counted in results alone, 25 of
+them held 680 MB and took 0.5-3.5 s to free). Measured and rejected: freeing each
 run's leftovers right after its result (the next analysis, allocating into the holes of a tree
 just freed, ran 20% slower than in the whole empty arenas a batch leaves: p50 56 -> 71 ms at
 2,000 lines), and batches of 5 (max 165 -> 110 ms, but p95 62 -> 94 ms: one edit in five waits).
@@ -25,6 +27,7 @@ import gc
 
 IDLE_S = 0.75
 MAX_DEFERRED = 25
+MAX_RETAINED_LINES = 50_000
 PERIODIC_S = 30.0
 
 
@@ -33,7 +36,7 @@ class Collector:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._deferred = 0
-        self.retained: list = []  # analyses' leftovers (engine.analyze's `retain`), freed in _collect
+        self.retained: list[tuple[int, list]] = []  # (source lines, engine.analyze's `retain`), freed in _collect
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -46,6 +49,10 @@ class Collector:
         gc.collect()
         gc.freeze()
 
+    def keep(self, lines: int, leftovers: list) -> None:
+        """Called on a worker thread when an analysis of `lines` lines is done (list.append is atomic)."""
+        self.retained.append((lines, leftovers))
+
     def after_result(self) -> None:
         """An analysis finished (its garbage is now unreachable): collect when the editor is quiet."""
         if self._loop is None:
@@ -53,7 +60,7 @@ class Collector:
         if self._timer is not None:
             self._timer.cancel()
         self._deferred += 1
-        if self._deferred >= MAX_DEFERRED:
+        if self._deferred >= MAX_DEFERRED or sum(n for n, _ in self.retained) >= MAX_RETAINED_LINES:
             self._collect()
         else:
             self._timer = self._loop.call_later(IDLE_S, self._collect)

@@ -117,7 +117,9 @@ class DevflowServer(LanguageServer):
 
     # -- analysis -----------------------------------------------------------------------------
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
-        result = analysis.run(snapshot, self.settings, self.configs, generation, self.gc.retained)
+        leftovers: list = []
+        result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers)
+        self.gc.keep(snapshot.source.count("\n") + 1, leftovers)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:
                 self._reported_rule_errors.add((snapshot.uri, err))
