@@ -1,9 +1,13 @@
-"""The language server's pure helpers: position encodings, the noqa edit, settings."""
+"""The language server's pure helpers: position encodings, the noqa edit, settings, the garbage policy."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+
 import pytest
 
+from devflow.lsp.gc_policy import MAX_DEFERRED, MAX_RETAINED_LINES, Collector
 from devflow.lsp.noqa import noqa_edit
 from devflow.lsp.positions import from_units, to_units
 from devflow.lsp.settings import Settings, from_client, parse_args
@@ -67,3 +71,28 @@ def test_client_settings_are_validated():
     assert s.select == ("DEV1",) and s.ignore == ("DEV6",) and s.unknown_args == ("--bogus",)
     assert s.severity_of("DEV101", "error") == "warning" and s.severity_of("DEV201", "error") == "error"
     assert from_client(None, cli) == cli and from_client(["x"], cli) == cli
+
+
+def test_held_analyses_are_freed_at_the_line_cap_or_the_result_cap():
+    """What analyses leave is held for a quiet moment, but never past 50,000 lines or 25 results."""
+    loop, was_enabled = asyncio.new_event_loop(), gc.isenabled()
+    try:
+        c = Collector()
+        c.install(loop)  # turns automatic collection off, as in the server
+        c.keep(MAX_RETAINED_LINES // 2, ["tree"])
+        c.after_result()
+        assert len(c.retained) == 1  # held until the editor is quiet
+        c.keep(MAX_RETAINED_LINES // 2, ["tree"])
+        c.after_result()
+        assert c.retained == []  # two 25,000-line analyses: freed at once
+        for _ in range(MAX_DEFERRED - 1):
+            c.keep(10, ["tree"])
+            c.after_result()
+        assert len(c.retained) == MAX_DEFERRED - 1
+        c.keep(10, ["tree"])
+        c.after_result()
+        assert c.retained == []
+    finally:
+        if was_enabled:
+            gc.enable()
+        loop.close()
