@@ -14,7 +14,8 @@ reference counting alone; its syntax tree and interpreter (tens of thousands of 
 ms to free) are handed over in `retained` and freed along with the collection, off the path
 from an edit to its diagnostics. A forced collection frees them all at once: 25 at 2,000 lines
 (100 ms, the bench's `max`), 5 at 10,000 lines (25 MB each: counted in results alone, 25 of
-them held 680 MB and took 0.5-3.5 s to free). Measured and rejected: freeing each
+them held 680 MB and took 0.5 s to free in a bare process, 2.5-3.6 s in the server). Measured
+and rejected: freeing each
 run's leftovers right after its result (the next analysis, allocating into the holes of a tree
 just freed, ran 20% slower than in the whole empty arenas a batch leaves: p50 56 -> 71 ms at
 2,000 lines), and batches of 5 (max 165 -> 110 ms, but p95 62 -> 94 ms: one edit in five waits).
