@@ -21,6 +21,7 @@ from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
 from devflow.rules.fixes import SourceText, build_fix
+from devflow.rules.registry import RULES
 
 # Statements the interpreter may run per file line (calls followed into same-file functions).
 BUDGET_PER_LINE = 30
@@ -150,6 +151,7 @@ def _diagnostic(f: Finding, cols: _Columns, text: SourceText, tree: ast.Module, 
         code=f.code,
         message=f.message,
         span=cols.span(f.span),
+        severity=RULES[f.code].severity if f.code in RULES else "error",
         related=tuple(Related(cols.span(s), m) for s, m in f.related),
         fix=fix,
     )

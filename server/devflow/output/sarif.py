@@ -34,7 +34,7 @@ def _rules() -> list[dict]:
         rule = {"id": code, "name": getattr(info, "name", code),
                 "shortDescription": {"text": getattr(info, "summary", code)},
                 "helpUri": doc_url(code) if doc_url else INFORMATION_URI,
-                "defaultConfiguration": {"level": "error"},
+                "defaultConfiguration": {"level": _LEVELS.get(getattr(info, "severity", "error"), "error")},
                 "properties": {"fix": getattr(info, "fix", None)}}
         family = None
         try:

@@ -27,6 +27,9 @@ class RuleInfo:
     name: str
     summary: str
     fix: Literal["safe", "unsafe"] | None
+    # "error": the flagged code raises a cross-device error when it runs; "warning": it misbehaves
+    # or fails only elsewhere (another machine, a multi-process launch, a later resume).
+    severity: Literal["error", "warning"] = "error"
 
     @property
     def family(self) -> str:
@@ -59,13 +62,13 @@ _RULES = [
     RuleInfo("DEV202", "input-not-moved", "Input tensor left on cpu is passed to a model on another device", "unsafe"),
     RuleInfo("DEV203", "loss-weight-on-cpu", "Loss weight tensor on cpu while the loss is computed on another device", "unsafe"),
     RuleInfo("DEV204", "index-on-wrong-device", "Tensor indexed by an index tensor on another device", "unsafe"),
-    RuleInfo("DEV301", "load-without-map-location", "torch.load without map_location in code that may run without the checkpoint's GPU", "unsafe"),
+    RuleInfo("DEV301", "load-without-map-location", "torch.load without map_location in code that may run without the checkpoint's GPU", "unsafe", "warning"),
     RuleInfo("DEV302", "optimizer-state-loaded-before-move", "optimizer.load_state_dict() before the model is moved leaves the optimizer state on cpu", "unsafe"),
     RuleInfo("DEV401", "fused-optimizer-resume", "Fused/foreach optimizer resumed from a checkpoint with its step state on the wrong device", "unsafe"),
-    RuleInfo("DEV402", "gradscaler-state-not-restored", "GradScaler state is not saved with the checkpoint or not restored on resume", "unsafe"),
+    RuleInfo("DEV402", "gradscaler-state-not-restored", "GradScaler state is not saved with the checkpoint or not restored on resume", "unsafe", "warning"),
     RuleInfo("DEV501", "move-dispatched-model", "`.to()`/`.cuda()` on a model dispatched with device_map", "unsafe"),
-    RuleInfo("DEV502", "inputs-on-wrong-device-for-device-map", "Inputs left on cpu (or on a fixed device) for a model dispatched with device_map", "unsafe"),
-    RuleInfo("DEV503", "device-map-auto-with-peft-training", "device_map=\"auto\" model parallelism combined with PEFT/QLoRA training", "unsafe"),
+    RuleInfo("DEV502", "inputs-on-wrong-device-for-device-map", "Inputs left on cpu (or on a fixed device) for a model dispatched with device_map", "unsafe", "warning"),
+    RuleInfo("DEV503", "device-map-auto-with-peft-training", "device_map=\"auto\" model parallelism combined with PEFT/QLoRA training", "unsafe", "warning"),
     RuleInfo("DEV601", "default-device-leak", "A global default device / tensor type, or a library default device, mismatches the model", "unsafe"),
     RuleInfo("DEV602", "conversion-after-move", "SyncBatchNorm / DataParallel conversion applied after the model was moved", "unsafe"),
 ]
