@@ -1,7 +1,12 @@
 """Notebooks as one program: code cells joined in order, with a map back to cells.
 
-IPython syntax (`%magic`, `!shell`, `?help`) is blanked to a comment of the same length so that
-the joined text parses and columns stay put.
+IPython syntax is read the way the kernel's input transformers read it, and each form is replaced by
+Python of the same meaning for the analysis, on the same lines (the map back to cells stays exact):
+- a cell starting with `%%magic`: the whole cell is the magic's input, not Python -> comments;
+- `!cmd` / `%magic` / `?obj` / `obj?` / `obj??` at the start of a statement, with any backslash
+  continuation lines -> `pass` (the statement may be a block's only one) and comments;
+- `x = !cmd` / `x = %magic ...` -> `x = None`, so that `x` stays bound.
+Lines inside brackets or triple-quoted strings are never statements, as for the kernel.
 """
 
 from __future__ import annotations
@@ -11,17 +16,82 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-_IPYTHON_LINE = re.compile(r"^(\s*)([%!?].*|.*\?\s*)$")
+_ASSIGN_ESCAPE = re.compile(r"^(\s*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)(\s*=\s*)[!%]")
+
+
+def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None, int, bool]:
+    """Lexical state after `line`: (bracket depth, open triple quote, end of the code part before
+    any comment, whether the line ends with a backslash continuation)."""
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if quote is not None:
+            if c == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = None
+                continue
+            i += 1
+            continue
+        if c == "#":
+            return depth, None, i, False
+        if c in "\"'":
+            triple = line[i:i + 3]
+            if triple in ('"""', "'''"):
+                quote = triple
+                i += 3
+                continue
+            j = i + 1
+            while j < n and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth = max(depth - 1, 0)
+        i += 1
+    cont = quote is None and line.rstrip(" \t").endswith("\\")
+    return depth, quote, n, cont
+
+
+def _comment(line: str) -> str:
+    stripped = line.lstrip()
+    return line if not stripped or stripped.startswith("#") else line[:len(line) - len(stripped)] + "#" + stripped
 
 
 def _blank_ipython(cell: str) -> str:
     lines = cell.split("\n")
+    first = next((ln for ln in lines if ln.strip()), "")
+    if first.lstrip().startswith("%%"):  # a cell magic owns the whole cell
+        return "\n".join(_comment(ln) for ln in lines)
+    depth, quote, continued, escaped = 0, None, False, False
     for i, line in enumerate(lines):
-        m = _IPYTHON_LINE.match(line)
-        if m and line.strip() and not line.lstrip().startswith("#"):
-            body = line[len(m.group(1)):]
-            if body[0] in "%!?" or body.rstrip().endswith("?"):
-                lines[i] = m.group(1) + "#" + body[1:] if len(body) > 0 else line
+        at_statement = depth == 0 and quote is None and not continued
+        if not at_statement:
+            if escaped:  # a continuation line of `!cmd \`
+                lines[i] = _comment(line)
+                continued = line.rstrip(" \t").endswith("\\")
+                escaped = continued
+                continue
+            depth, quote, _, continued = _scan(line, depth, quote)
+            continue
+        escaped = False
+        stripped = line.lstrip()
+        indent = line[:len(line) - len(stripped)]
+        m = _ASSIGN_ESCAPE.match(line)
+        new_depth, new_quote, code_end, cont = _scan(line, 0, None)
+        code = line[:code_end].rstrip()
+        if m:
+            lines[i] = m.group(1) + m.group(2) + m.group(3) + "None  # " + line[m.end() - 1:]
+            escaped = continued = line.rstrip(" \t").endswith("\\")
+        elif stripped[:1] in ("!", "%", "?") or (code.endswith("?") and new_depth == 0 and new_quote is None):
+            lines[i] = indent + "pass  # " + stripped
+            escaped = continued = line.rstrip(" \t").endswith("\\")
+        else:
+            depth, quote, continued = new_depth, new_quote, cont
     return "\n".join(lines)
 
 
