@@ -165,22 +165,52 @@ def check_path(path: str, config: Config | None = None) -> FileResult:
 
 # -- fixing ---------------------------------------------------------------------------------------
 
-def _fixes_to_apply(diagnostics: list[Diagnostic], unsafe: bool) -> list[tuple[Fix, list[str]]]:
-    """Non-overlapping fixes in source order, each with the codes of the findings it resolves."""
-    ordered = sorted((d for d in diagnostics if d.fix is not None and (unsafe or d.fix.applicability == "safe")),
+def _fix_identity(d: Diagnostic) -> tuple:
+    """A fix as the same remedy wherever its finding moves (positions change between rounds)."""
+    assert d.fix is not None
+    return d.code, d.fix.title, tuple(e.new_text for e in d.fix.edits)
+
+
+def _fixes_to_apply(diagnostics: list[Diagnostic], unsafe: bool,
+                    stuck: frozenset | set = frozenset()) -> list[tuple[Fix, list[Diagnostic]]]:
+    """Non-overlapping fixes in source order, each with the findings it resolves."""
+    ordered = sorted((d for d in diagnostics if d.fix is not None and (unsafe or d.fix.applicability == "safe")
+                      and _fix_identity(d) not in stuck),
                      key=lambda d: (d.span.line, d.span.col))
-    taken: list[tuple[Fix, list[str]]] = []
+    taken: list[tuple[Fix, list[Diagnostic]]] = []
     for d in ordered:
         fix = d.fix
         assert fix is not None
         same = next((i for i, (f, _) in enumerate(taken) if f.edits == fix.edits), None)
         if same is not None:  # two findings with one remedy: applied once, both resolved
-            taken[same][1].append(d.code)
+            taken[same][1].append(d)
             continue
         clash = any(overlaps(a.span, b.span) or a.span == b.span for f, _ in taken for a in f.edits for b in fix.edits)
         if not clash and fix.edits:
-            taken.append((fix, [d.code]))
+            taken.append((fix, [d]))
     return taken
+
+
+def _line_after(line: int, col: int, edits: list[Edit]) -> int:
+    """Where a position's line is once `edits` are applied."""
+    shift = 0
+    for e in edits:
+        if (e.span.end_line, e.span.end_col) <= (line, col) and (e.span.line, e.span.col) != (line, col):
+            shift += e.new_text.count("\n") - (e.span.end_line - e.span.line)
+    return line + shift
+
+
+def _unresolved(applied: list[tuple[Fix, list[Diagnostic]]], after: list[Diagnostic]) -> list[tuple[Fix, list[Diagnostic]]]:
+    """The applied fixes whose finding is still reported, same rule at the same place, once applied
+    (a fix that does not resolve its finding would be applied again by every later --fix)."""
+    edits = [e for f, _ in applied for e in f.edits]
+    now = {(d.code, d.span.line, _no_digits(d.message)) for d in after}
+    return [(f, ds) for f, ds in applied
+            if any((d.code, _line_after(d.span.line, d.span.col, edits), _no_digits(d.message)) in now for d in ds)]
+
+
+def _no_digits(text: str) -> str:
+    return "".join(c for c in text if not c.isdigit())
 
 
 def _parses(source: str) -> bool:
@@ -229,18 +259,19 @@ class _Cells:
         return _Cells(texts)
 
 
-def _apply_round(doc, fixes: list[tuple[Fix, list[str]]], notes: list[str]):
+def _apply_round(doc, fixes: list[tuple[Fix, list[Diagnostic]]], notes: list[str]):
     """All fixes at once; if that breaks the syntax, the first fix alone that keeps it valid
-    (later fixes' positions refer to the old text: the next round re-checks and takes them)."""
+    (later fixes' positions refer to the old text: the next round re-checks and takes them).
+    Returns the new document and the fixes applied."""
     try:
         out = doc.edited([e for f, _ in fixes for e in f.edits])
         if _parses(out.text):
-            return out, [c for _, codes in fixes for c in codes]
+            return out, list(fixes)
     except CellSpanError:
         pass
     except ValueError:
         pass
-    for fix, codes in fixes:
+    for fix, ds in fixes:
         try:
             candidate = doc.edited(list(fix.edits))
         except CellSpanError as e:
@@ -249,7 +280,7 @@ def _apply_round(doc, fixes: list[tuple[Fix, list[str]]], notes: list[str]):
         except ValueError:
             continue
         if _parses(candidate.text):
-            return candidate, codes
+            return candidate, [(fix, ds)]
         notes.append(f"{fix.title}: the fix would make the file invalid Python; not applied")
     return doc, []
 
@@ -259,23 +290,39 @@ def _key(d: Diagnostic) -> tuple:
 
 
 def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: list[str]):
+    """Rounds of fixes, each re-checked (as ruff does). A fix whose finding survives it is undone and
+    never offered again in this run, so that `--fix` twice changes nothing the second time."""
     fixed: list[str] = []
-    seen, tried = {doc.text}, set()
-    for round_ in range(MAX_FIX_ROUNDS):
-        # A finding that survives its own fix is not fixed again (no `.to(d).to(d).to(d)`).
+    seen, tried, stuck = {doc.text}, set(), set()
+    for _ in range(MAX_FIX_ROUNDS):
         pending = [d for d in diagnostics if _key(d) not in tried]
-        fixes = _fixes_to_apply(pending, unsafe)
+        fixes = _fixes_to_apply(pending, unsafe, stuck)
         if not fixes:
             break
-        tried.update(_key(d) for d in pending if d.fix is not None)
-        new, codes = _apply_round(doc, fixes, notes)
-        if not codes or new.text in seen:  # nothing applied, or fixes undoing each other: stop
+        new, applied = _apply_round(doc, fixes, notes)
+        if not applied:
+            tried.update(_key(d) for _, ds in fixes for d in ds)
+            continue
+        after = recheck(new.text)
+        unresolved = _unresolved(applied, after)
+        if unresolved:
+            for fix, ds in unresolved:
+                stuck.update(_fix_identity(d) for d in ds)
+                notes.append(f"{fix.title}: the fix does not resolve the finding; not applied")
+            applied = [a for a in applied if a not in unresolved]
+            if not applied:
+                continue
+            new, applied = _apply_round(doc, applied, notes)
+            if not applied:
+                continue
+            after = recheck(new.text)
+        if new.text in seen:  # fixes undoing each other: stop
             break
         seen.add(new.text)
+        tried.update(_key(d) for _, ds in applied for d in ds)
         doc = new
-        fixed.extend(codes)
-        if round_ + 1 < MAX_FIX_ROUNDS:
-            diagnostics = recheck(doc.text)
+        fixed.extend(d.code for _, ds in applied for d in ds)
+        diagnostics = after
     return doc, fixed
 
 

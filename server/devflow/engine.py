@@ -23,6 +23,40 @@ from devflow.rules.checks import ALL_RULES
 from devflow.rules.fixes import SourceText, build_fix
 from devflow.rules.registry import RULES
 
+# Top-level packages of the PyTorch ecosystem: a file that imports none of them cannot create,
+# move or load a tensor or module by itself, so it is not analysed.
+TORCH_ECOSYSTEM = frozenset((
+    "torch", "torchvision", "torchaudio", "torchtext", "torchdata", "torchrl", "torchmetrics", "tensordict",
+    "functorch", "torch_geometric", "torch_xla", "transformers", "peft", "accelerate", "diffusers", "timm",
+    "lightning", "pytorch_lightning", "lightning_fabric", "trl", "bitsandbytes", "deepspeed", "optimum",
+    "sentence_transformers", "safetensors", "xformers", "open_clip", "apex", "kornia", "monai", "ignite",
+    "segmentation_models_pytorch", "pytorch3d", "detectron2", "mmcv", "mmdet", "mmengine", "ultralytics",
+    "fairseq", "fastai", "skorch", "pyro", "gpytorch", "composer", "dgl", "nerfstudio", "einops",
+))
+
+
+def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
+    """Whether the file imports a package of the PyTorch ecosystem (any import statement, at any depth).
+    A substring test first keeps files that mention none of the names at a few microseconds."""
+    if not any(name in source for name in TORCH_ECOSYSTEM):
+        return False
+    stack = list(tree.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, ast.Import):
+            if any(a.name.split(".")[0] in TORCH_ECOSYSTEM for a in st.names):
+                return True
+        elif isinstance(st, ast.ImportFrom):
+            if st.level == 0 and st.module and st.module.split(".")[0] in TORCH_ECOSYSTEM:
+                return True
+        else:
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(st, name, None)
+                if sub:
+                    stack.extend(sub)
+    return False
+
+
 # Statements the interpreter may run per file line (calls followed into same-file functions).
 BUDGET_PER_LINE = 30
 
@@ -88,7 +122,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
     except (ValueError, MemoryError) as e:
         result.error = f"The file cannot be parsed: {e}."
         return result
-    if "torch" not in source:
+    if not imports_torch_ecosystem(source, tree):
         return result  # nothing device-related can happen here
     index = FileIndex(tree)
     n_lines = source.count("\n") + 1

@@ -7,6 +7,8 @@ statements copy the indentation of the statement they follow.
 
 from __future__ import annotations
 
+import ast
+
 from devflow.analysis.findings import FixPlan
 from devflow.model import Edit, Fix, Span
 
@@ -72,8 +74,26 @@ def wrap_call_end(src: SourceText, span: Span, text: str) -> Edit:
     return Edit(Span(span.end_line, span.end_col, span.end_line, span.end_col), text)
 
 
+def _moves_a_temporary(text: str) -> bool:
+    """`Net().to(device)` as a statement: moves a new object nobody holds; never a fix."""
+    try:
+        tree = ast.parse(text.strip())
+    except SyntaxError:
+        return False
+    for st in tree.body:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute):
+            recv = st.value.func.value
+            while isinstance(recv, (ast.Attribute, ast.Subscript)):
+                recv = recv.value
+            if not isinstance(recv, ast.Name):
+                return True
+    return False
+
+
 def build_fix(src: SourceText, plan: FixPlan | None) -> Fix | None:
     if plan is None:
+        return None
+    if plan.kind in ("insert_before", "insert_after") and _moves_a_temporary(plan.text):
         return None
     edits: list[Edit] = []
     sp = plan.span

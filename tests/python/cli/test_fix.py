@@ -148,8 +148,9 @@ def test_check_path_reads_notebooks_and_python(tmp_path):
 
 
 def test_summary_mentions_hidden_unsafe_fixes(devflow, tmp_path, monkeypatch):
-    def analyze(source, path=None):
-        return FileResult(path, [_diag("DEV201", 1, 4, 5, "2", "unsafe"), _diag("DEV202", 1, 0, 1, "y", "unsafe")])
+    def analyze(source, path=None):  # each fix resolves its own finding
+        return FileResult(path, [d for d in (_diag("DEV201", 1, 4, 5, "2", "unsafe"), _diag("DEV202", 1, 0, 1, "y", "unsafe"))
+                                 if source[d.span.col:d.span.end_col] != d.fix.edits[0].new_text])
 
     monkeypatch.setattr(engine, "analyze", analyze)
     (tmp_path / "t.py").write_text("x = 1\n")
