@@ -1,4 +1,8 @@
-"""The engine against the public corpus: recall >= 95%, no diagnostic on fixed files, fix success >= 80%."""
+"""The engine against the corpus folders: gates per folder (recall, fixed-clean, fixes that run to the end).
+
+The gates are the figures measured when they were last raised; raise them as the engine improves,
+never lower them to let a regression through. `corpus_eval.py` prints the full table.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +15,15 @@ _spec = importlib.util.spec_from_file_location("corpus_eval", Path(__file__).wit
 corpus_eval = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus_eval)
 
+# folder -> minimum recall at a bug line
+RECALL = {"public": 0.95, "public2": 0.30}
+# folder -> maximum number of diagnostics on the fixed variants
+FIXED_DIAGNOSTICS = {"public": 0, "public2": 0}
+# folder -> minimum share of runnable cases that run to the end after `--fix --unsafe-fixes`
+FIX_RUNS_TO_END = {"public": 0.80, "public2": 0.30}
+# scripts that ran before and fail after devflow's fix: never
+FIX_BROKE = 0
+
 
 @pytest.fixture(scope="module")
 def results(shared_dir):
@@ -21,22 +34,35 @@ def results(shared_dir):
     return res
 
 
-def test_recall(results):
-    missed = [r["id"] for r in results["rows"] if not r["hit"]]
-    assert results["recall"] >= 0.95, f"missed: {missed}"
+@pytest.mark.parametrize("folder", corpus_eval.FOLDERS)
+def test_recall(results, folder):
+    res = results[folder]
+    assert res["cases"] > 0, f"no cases in {folder}"
+    missed = [r["id"] for r in res["rows"] if not r["hit"]]
+    assert res["recall"] >= RECALL[folder], f"{folder}: recall {res['recall']:.1%}; missed: {missed}"
 
 
-def test_fixed_versions_are_clean(results):
-    noisy = {r["id"]: r["fixed_diagnostics"] for r in results["rows"] if r["fixed_diagnostics"]}
-    assert not noisy
+@pytest.mark.parametrize("folder", corpus_eval.FOLDERS)
+def test_fixed_versions_are_clean(results, folder):
+    noisy = {r["id"]: r["fixed_diagnostics"] for r in results[folder]["rows"] if r["fixed_diagnostics"]}
+    assert results[folder]["fixed_false_positives"] <= FIXED_DIAGNOSTICS[folder], noisy
 
 
-def test_no_rule_errors(results):
-    errors = {r["id"]: r["rule_errors"] for r in results["rows"] if r["rule_errors"]}
+@pytest.mark.parametrize("folder", corpus_eval.FOLDERS)
+def test_no_rule_errors(results, folder):
+    errors = {r["id"]: r["rule_errors"] for r in results[folder]["rows"] if r["rule_errors"]}
     assert not errors
 
 
-def test_fix_success(results):
-    assert results["fix_cases"] >= 10
-    failed = [(r["id"], r["fix_run"]) for r in results["rows"] if r.get("fix_eligible") and not r.get("fix_ok")]
-    assert results["fix_success"] >= 0.80, f"fixes that did not help: {failed}"
+@pytest.mark.parametrize("folder", corpus_eval.FOLDERS)
+def test_fixed_scripts_run_to_the_end(results, folder):
+    res = results[folder]
+    assert res["fix_cases"] >= 10
+    failed = [(r["id"], r["fix_run"]) for r in res["rows"] if "fix_ok" in r and not r["fix_ok"]]
+    assert res["fix_runs_to_end"] >= FIX_RUNS_TO_END[folder], f"{folder}: scripts that do not run to the end: {failed}"
+
+
+@pytest.mark.parametrize("folder", corpus_eval.FOLDERS)
+def test_no_fix_breaks_a_script(results, folder):
+    broke = [(r["id"], r["fix_run"]) for r in results[folder]["rows"] if r.get("fix_broke")]
+    assert len(broke) <= FIX_BROKE, broke
