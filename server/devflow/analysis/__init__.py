@@ -7,7 +7,7 @@
 - `torch_api`: static tables copied from torch (device constructors, legacy cpu types, parameter-free
   modules, weighted losses, optimizers); the engine never imports torch.
 - `index`: import aliases, classes (which are nn.Modules), functions of one file.
-- `interp`: runs module-level code (and `if __name__ == "__main__":`), follows calls into same-file
+- `interp` (a package, one module per concern): runs module-level code (and `if __name__ == "__main__":`), follows calls into same-file
   functions, methods and classes with the callers' abstract arguments (depth-limited, memoised),
   joins branches, runs loop bodies once; every other function runs once on its own with unknown
   arguments and without following calls (fast on libraries). It reports mixes only when two devices

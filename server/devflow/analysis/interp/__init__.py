@@ -1,0 +1,49 @@
+"""The abstract interpreter: runs a file's code over the device lattice, one pass per function body.
+
+Module-level code runs first (with `if __name__ == "__main__":` taken); calls to functions, methods
+and classes of the same file are followed with the callers' abstract arguments (depth-limited,
+memoised). Functions never reached that way run once on their own with unknown arguments.
+Whatever is unknown stays unknown and is never reported.
+
+One class, `Interpreter`, composed of one part per concern (each a module of this package):
+- `driver`: state of a run, entry points (module code, standalone functions), source text, hints.
+- `statements`: statements and control flow, assignment targets, joins of branch environments.
+- `expressions`: names, attributes, subscripts, containers, operators, truth, iteration.
+- `calls`: call dispatch; same-file functions, methods and classes followed with bound arguments.
+- `modules`: nn.Module objects (forward, moves, methods) and other heap objects' methods.
+- `tensors`: tensor methods.
+- `library`: torch / builtins / transformers / torchvision calls, from the `torch_api` tables.
+- `reporting`: proven mixes turned into findings with fix plans.
+- `frames`: call frames, function references and helpers shared by the parts.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis.interp import expressions, statements
+from devflow.analysis.interp.calls import Calls
+from devflow.analysis.interp.driver import Driver
+from devflow.analysis.interp.expressions import Expressions
+from devflow.analysis.interp.frames import Frame, FuncRef, span_of
+from devflow.analysis.interp.library import Library
+from devflow.analysis.interp.modules import Modules
+from devflow.analysis.interp.reporting import Reporting
+from devflow.analysis.interp.statements import Statements
+from devflow.analysis.interp.tensors import Tensors
+
+__all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
+
+
+class Interpreter(Driver, Statements, Expressions, Calls, Modules, Tensors, Library, Reporting):
+    """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
+
+
+def _handlers(prefix: str, base: type) -> dict:
+    """Handlers by node type, looked up once per node instead of by name (`"e_" + type(node).__name__`)."""
+    return {t: getattr(Interpreter, prefix + t.__name__) for t in vars(ast).values()
+            if isinstance(t, type) and issubclass(t, base) and hasattr(Interpreter, prefix + t.__name__)}
+
+
+expressions.EXPR_HANDLERS.update(_handlers("e_", ast.expr))
+statements.STMT_HANDLERS.update(_handlers("s_", ast.stmt))

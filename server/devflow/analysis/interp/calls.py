@@ -1,0 +1,241 @@
+"""Calls: dispatch on what is called, and calls followed into same-file functions, methods and
+classes (arguments bound to parameters, memoised per abstract signature, depth-limited).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import torch_api as T
+from devflow.analysis.walk import walk
+from devflow.analysis.index import ClassInfo, FileIndex
+from devflow.analysis.lattice import CUDA, Dev, join
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS
+
+
+class Calls:
+    """Evaluates calls; follows them into same-file code."""
+
+    def e_Call(self, node, frame):
+        self.budget -= 1
+        func = node.func
+        recv = None
+        if isinstance(func, ast.Attribute):
+            recv = self.eval(func.value, frame)
+            self._recv[id(node)] = recv
+            fval = self._attr_on(recv, func, frame)
+        else:
+            fval = self.eval(func, frame)
+        args = []
+        for a in node.args:
+            v = self.eval(a.value if isinstance(a, ast.Starred) else a, frame)
+            args.append(v)
+        kwargs = {}
+        for kw in node.keywords:
+            v = self.eval(kw.value, frame)
+            if kw.arg is None:
+                if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and not getattr(v.obj, "opaque", False):
+                    kwargs.update({k: x for k, x in v.obj.keys.items() if isinstance(k, str)})
+                else:
+                    if v.kind == "tensor" and v.batch:  # `model(**inputs)`: a dict of tensors on one device
+                        self._spread.setdefault(id(node), []).append((v, self.text(kw.value)))
+                    kwargs["__opaque__"] = UNKNOWN  # may carry device=
+                continue
+            kwargs[kw.arg] = v
+        if isinstance(func, ast.Attribute) and func.attr in ("to", "cuda") and frame.pending_names:
+            pend = frame.pending_names.pop(self.text(func.value), None)
+            if pend is not None:
+                pend.cancelled = True
+        try:
+            return self.call(node, fval, recv, args, kwargs, frame)
+        except RecursionError:
+            return UNKNOWN
+
+    def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
+        if recv.kind == "qual":
+            return Val("qual", const=f"{recv.const}.{func.attr}")
+        if recv.kind in ("module", "obj", "class"):
+            saved = self.frame
+            v = self.e_Attribute_from(recv, func)
+            self.frame = saved
+            return v
+        return Val("method", const=func.attr, bound=recv)
+
+    def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
+        attr = node.attr
+        if base.kind in ("module", "obj") and base.obj is not None:
+            obj = base.obj
+            if attr in obj.attrs:
+                return obj.attrs[attr]
+            if obj.cls is not None:
+                found = obj.cls.method(attr)
+                if found is not None:
+                    fn, owner = found
+                    decos = decorators(fn)
+                    kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "method")
+                    return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+            return Val("method", const=attr, bound=base)
+        return class_member(base, attr)
+
+    def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:
+        kind = fval.kind
+        if kind == "qual":
+            return self.call_qual(node, fval.const, args, kwargs, frame)
+        if kind == "method":
+            r = fval.bound
+            if r is None:
+                return UNKNOWN
+            if r.kind == "tensor":
+                return self.tensor_method(node, r, fval.const, args, kwargs, frame)
+            if r.kind == "module":
+                return self.module_method(node, r, fval.const, args, kwargs, frame)
+            if r.kind == "obj":
+                return self.obj_method(node, r, fval.const, args, kwargs, frame)
+            if r.kind == "params" and fval.const in ("__iter__",):
+                return UNKNOWN
+            if r.kind == "device" and fval.const == "type":
+                return UNKNOWN
+            if r.kind == "unknown" and fval.const in ("to", "cuda") and isinstance(node.func, ast.Attribute):
+                # whatever it is (tensor or module), the result is on the target device
+                dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else \
+                    (Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA)
+                if dev is not None and dev.known:
+                    return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"))
+            return UNKNOWN
+        if kind == "func":
+            if self.standalone:
+                return UNKNOWN
+            self._interproc.add(id(node))
+            return self.call_function(fval.func, args, kwargs, fval.bound, node)
+        if kind == "class":
+            if self.standalone:
+                return UNKNOWN
+            self._interproc.add(id(node))
+            return self.instantiate(node, fval.func, args, kwargs, frame)
+        if kind == "module":
+            return self.call_module(node, fval, args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind == "tokenizer":
+            return self.obj_method(node, fval, "__call__", args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.cls is not None:
+            found = fval.obj.cls.method("__call__")
+            if found:
+                self._interproc.add(id(node))
+                return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, fval, node)
+        return UNKNOWN
+
+    def call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool = False) -> Val:
+        fn = fref.node
+        if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
+            return UNKNOWN
+        a = fn.args
+        params = [p.arg for p in a.posonlyargs + a.args]
+        bound_args = list(args)
+        if fref.kind in ("method", "classmethod") and params:
+            bound_args = [self_val if self_val is not None else UNKNOWN] + bound_args
+        memo_key = None
+        if not standalone:
+            try:
+                memo_key = (id(fn), tuple(call_sig(v) for v in bound_args), tuple(sorted((k, call_sig(v)) for k, v in kwargs.items())))
+            except TypeError:
+                memo_key = None
+            if memo_key is not None and memo_key in self.memo:
+                return self.memo[memo_key]
+        self.visited.add(id(fn))
+        frame = Frame(fn, self.frame, call_node, closure=fref.closure)
+        self._frames.append(frame)
+        defaults = a.defaults
+        n_no_default = len(params) - len(defaults)
+        for i, p in enumerate(params):
+            frame.params.add(p)
+            if i < len(bound_args):
+                v = bound_args[i]
+            elif p in kwargs:
+                v = kwargs[p]
+            elif i >= n_no_default:
+                v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone else UNKNOWN
+            else:
+                v = UNKNOWN
+            frame.env[p] = self._param_val(p, v, fn)
+        for p, d in zip(a.kwonlyargs, a.kw_defaults):
+            frame.params.add(p.arg)
+            v = kwargs.get(p.arg) or (self.eval(d, self.module_frame) if d is not None and not standalone else UNKNOWN)
+            frame.env[p.arg] = self._param_val(p.arg, v, fn)
+        if a.vararg:
+            frame.params.add(a.vararg.arg)
+            frame.env[a.vararg.arg] = Val("obj", obj=Obj("tuple", items=list(bound_args[len(params):])))
+        if a.kwarg:
+            frame.params.add(a.kwarg.arg)
+            d = Obj("dict")
+            d.keys = {k: v for k, v in kwargs.items() if k not in params}
+            frame.env[a.kwarg.arg] = Val("obj", obj=d)
+        self.active.add(id(fn))
+        self.depth += 1
+        saved = self.frame
+        self.frame = frame
+        try:
+            self.exec_block(fn.body, frame)
+        finally:
+            self.frame = saved
+            self.depth -= 1
+            self.active.discard(id(fn))
+        ret = frame.returns if frame.returns is not None else Val("const", const=None)
+        if memo_key is not None:
+            self.memo[memo_key] = ret
+        return ret
+
+    def _param_val(self, name: str, v: Val, fn) -> Val:
+        if v.kind == "unknown" and (name in DEVICE_WORDS or name.endswith("_device")):
+            return Val("device", Dev("sym", key=("param", id(fn), name), text=name, accel=True))
+        if v.kind in ("tensor", "module", "obj"):
+            return v.with_text(name)
+        return v
+
+    def instantiate(self, node, info: ClassInfo, args, kwargs, frame) -> Val:
+        obj = Obj("module" if info.is_module else "instance", cls=info, qual=info.name,
+                  origin=Origin(span_of(node), f"created at line {node.lineno}"), created_line=node.lineno)
+        val = Val("module" if info.is_module else "obj", obj=obj)
+        if info.is_module:
+            obj.training = True
+        init = info.method("__init__")
+        if init is not None:
+            self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
+        if info.is_module and obj.moved is None:
+            dev = None
+            for name in obj.children:
+                c = obj.attrs.get(name)
+                if c is not None and c.obj is not None:
+                    dev = join(dev, c.obj.dev) if dev is not None else c.obj.dev
+            for name in obj.buffers:
+                b = obj.attrs.get(name)
+                if b is not None and b.kind == "tensor":
+                    dev = join(dev, b.dev) if dev is not None else b.dev
+            if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
+                                   for b in (self.index.qualify(x) for x in info.bases)):
+                dev = self.default_dev
+            obj.dev = dev
+            if dev is not None and dev.is_cpu:
+                obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
+        return val
+
+    def builds_modules(self, fn) -> bool:
+        cached = self.builds_modules_cache.get(id(fn))
+        if cached is not None:
+            return cached
+        found = False
+        for sub in walk(fn):
+            if isinstance(sub, ast.Call):
+                name = FileIndex.dotted(sub.func) or ""
+                q = self.index.qualify(name)
+                last = q.rsplit(".", 1)[-1]
+                if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                        and last not in T.DATA_PARALLEL:
+                    found = True
+                    break
+                info = self.index.classes.get(name)
+                if info is not None and info.is_module and not any(self.index.qualify(b).rsplit(".", 1)[-1] in T.DATA_PARALLEL
+                                                                   for b in info.bases):
+                    found = True
+                    break
+        self.builds_modules_cache[id(fn)] = found
+        return found

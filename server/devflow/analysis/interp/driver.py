@@ -1,0 +1,204 @@
+"""The interpreter's state and driver: module-level code first, then every function not yet reached
+runs once on its own (unknown arguments, calls not followed); source text and device hints.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import torch_api as T
+from devflow.analysis.walk import walk
+from devflow.analysis.findings import Finding
+from devflow.analysis.index import ClassInfo, FileIndex
+from devflow.analysis.lattice import CPU, TOP, Dev
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
+
+
+class Driver:
+    """State of one run over a file, the entry points, source text and hints."""
+
+    def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int):
+        self.tree = tree
+        self.source = source
+        self.lines = source.splitlines()
+        self._blines: dict[int, bytes] = {}
+        self.index = index
+        self.budget = budget
+        self.findings: dict[tuple, Finding] = {}
+        self.mix_origins: set = set()
+        # (line, col, end_line, end_col) in ast coordinates -> (name, dev, reason, kind, is_assignment)
+        self.hints: dict[tuple, tuple | None] = {}
+        self.default_dev: Dev = CPU
+        self.default_origin: Origin | None = None
+        self.memo: dict = {}
+        self.visited: set[int] = set()
+        self.active: set[int] = set()
+        self.depth = 0
+        self.module_frame = Frame(tree, None, None)
+        self._frames: list[Frame] = [self.module_frame]  # for release()
+        self.builds_modules_cache: dict[int, bool] = {}
+        self.sym_names: dict = {}
+        self.frame: Frame = self.module_frame
+        self._all_modules: list[Obj] = []
+        self.standalone = False
+        self.moved_classes: set[str] = set()
+        self.tensor_attrs: dict[tuple[str, str], list] = {}
+        self._cur_move = (None, None)
+        # Per call node (by id; the tree is never written to): the receiver last evaluated, and
+        # whether the call went into a same-file function.
+        self._recv: dict[int, Val] = {}
+        self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
+        self._interproc: set[int] = set()
+        self._optimizers: list[Obj] = []
+
+    def run(self) -> None:
+        DECO_CACHE.clear()  # per file: never keeps another file's tree alive
+        self.exec_block(self.tree.body, self.module_frame)
+        top = set()
+        for st in self.tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                top.add(id(st))
+            elif isinstance(st, (ast.If, ast.Try)):
+                top.update(id(n) for n in walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        calls = call_counts(self.source, {fn.name for fn in self.index.functions})
+        for fn in self.index.functions:
+            if id(fn) in self.visited or self.budget <= 0:
+                continue
+            owner = self.index.parent_class.get(id(fn))
+            if owner is None and id(fn) not in top:
+                continue  # nested functions run with their parent
+            # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
+            entry = owner is None and calls.get(fn.name, 0) <= 1 and not fn.decorator_list
+            self.run_standalone(fn, owner, follow=entry)
+
+    def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
+        self.standalone = not follow  # callees get their own pass: do not follow calls from here
+        decos = decorators(fn)
+        self_val = None
+        if owner is not None and "staticmethod" not in decos:
+            if "classmethod" in decos:
+                self_val = Val("class", func=owner)
+            else:
+                obj = Obj("module" if owner.is_module else "instance", cls=owner, qual=owner.name)
+                obj.dev = TOP
+                obj.standalone = True  # type: ignore[attr-defined]
+                self_val = Val("module" if owner.is_module else "obj", obj=obj, text="self")
+        args: list[Val] = []
+        if owner is not None and owner.is_module and fn.name == "forward" and self_val is not None:
+            args = self._module_device_inputs(fn, owner, self_val)
+        kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
+        self.call_function(FuncRef(fn, None, owner, kind), args, {}, self_val, None, standalone=True)
+
+    def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
+        """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".
+
+        Only inputs used as tensors (`x.shape`, `x.size()`, `x.device`, ...) count, and only layers
+        built in __init__ from torch.nn (Linear, Conv, Embedding, ...): a cpu tensor made in forward
+        without device= that meets them fails as soon as the module runs on an accelerator.
+        """
+        dev = Dev("sym", key=("module-device", owner.name), text="the module's device", accel=True)
+        used: set[str] = set()
+        for n in walk(fn):
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.attr in TENSOR_ATTRS:
+                used.add(n.value.id)
+        a = fn.args
+        params = [p for p in a.posonlyargs + a.args][1:]
+        args = []
+        for p in params:
+            ann = ast.unparse(p.annotation) if p.annotation is not None else ""
+            is_tensor = p.arg in used or ann.endswith("Tensor")
+            args.append(Val("tensor", dev, Origin(span_of(p), f"input of `{owner.name}.forward()`, on the module's device"),
+                            text=p.arg) if is_tensor else UNKNOWN)
+        init = owner.methods.get("__init__")
+        if init is not None:
+            obj = self_val.obj
+            for st in init.body:
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute) \
+                        and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self" \
+                        and isinstance(st.value, ast.Call):
+                    q = self.index.qualify(FileIndex.dotted(st.value.func) or "")
+                    last = q.rsplit(".", 1)[-1]
+                    # torch.nn layers only: a same-file submodule may take cpu metadata on purpose
+                    if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                            and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
+                            and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
+                        sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a submodule of `{owner.name}`"))
+                        obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
+        return args
+
+    def release(self) -> None:
+        """Break the reference cycles of a finished run (frames hold values whose objects point back
+        at frames, optimizers and modules point at each other), so that reference counting frees
+        the run, and the syntax tree it holds, at once instead of leaving ~30k objects to the
+        cyclic collector per analysis (an editor server runs hundreds)."""
+        for f in self._frames:
+            f.env = {}
+            f.returns = f.parent = f.closure = f.call_node = None
+            f.pending_names = {}
+            f.stmt_stack = []
+        self._frames = []
+        for opt in self._optimizers:  # an optimizer and the modules whose parameters it holds
+            opt.modules = []
+        self._optimizers = []
+        self._all_modules = []
+        self.memo.clear()
+        self._recv = {}
+        self._spread = {}
+
+    def scope_of(self, line: int):
+        """The innermost function whose body holds `line` (None at module level)."""
+        if not hasattr(self, "_ranges"):
+            self._ranges = sorted(((f.lineno, f.end_lineno or f.lineno, f) for f in self.index.functions),
+                                  key=lambda r: (r[0], -r[1]))
+        best = None
+        for start, end, fn in self._ranges:
+            if start > line:
+                break
+            if start <= line <= end:
+                best = fn
+        return best
+
+    def text(self, node: ast.AST) -> str:
+        """Source text of a node (ast columns are UTF-8 byte offsets); one line at most."""
+        try:
+            line, end = node.lineno, node.end_lineno
+            if line == end:
+                b = self._bline(line)
+                if b is not None:
+                    return b[node.col_offset:node.end_col_offset].decode("utf-8", errors="replace")
+            return ast.unparse(node)
+        except Exception:  # noqa: BLE001
+            return "?"
+
+    def _bline(self, n: int) -> bytes | None:
+        cache = self._blines
+        b = cache.get(n)
+        if b is None and 0 < n <= len(self.lines):
+            b = cache[n] = self.lines[n - 1].encode("utf-8")
+        return b
+
+    def hint(self, target: ast.AST, name: str, val: Val) -> None:
+        dev = val.device
+        if val.kind not in ("tensor", "module") or dev is None or not dev.known:
+            return
+        self._put_hint(target, name, val, dev, True)
+
+    def use_hint(self, node, val: Val) -> None:
+        dev = val.device
+        if dev is None or not dev.known:
+            return
+        self._put_hint(node, node.id, val, dev, False)
+
+    def _put_hint(self, node, name: str, val: Val, dev: Dev, is_assignment: bool) -> None:
+        """Raw hints, keyed by the node's ast position; the engine makes DeviceHints of those kept.
+        A place seen with two different devices (two calls of one function) gets no hint."""
+        key = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        old = self.hints.get(key, False)
+        if old is None:
+            return
+        if old is not False and old[1].render() != dev.render():
+            self.hints[key] = None
+            return
+        reason = (val.obj.moved or val.obj.origin) if val.kind == "module" and val.obj else val.origin
+        self.hints[key] = (name, dev, reason.reason if reason else "", val.kind, is_assignment)

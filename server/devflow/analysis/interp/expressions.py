@@ -1,0 +1,373 @@
+"""Expressions: names, attributes, subscripts, containers, comprehensions, operators, comparisons,
+constant truth of conditions, and what iterating a value yields.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
+from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
+
+# Filled by devflow.analysis.interp once the Interpreter class is composed.
+EXPR_HANDLERS: dict = {}
+
+
+class Expressions:
+    """Evaluates an expression to an abstract value in a frame."""
+
+    def eval(self, node, frame: Frame) -> Val:
+        if node is None:
+            return UNKNOWN
+        h = EXPR_HANDLERS.get(type(node))
+        if h is None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.eval(child, frame)
+            return UNKNOWN
+        return h(self, node, frame)
+
+    def e_Constant(self, node, frame):
+        return Val("const", const=node.value)
+
+    def e_JoinedStr(self, node, frame):
+        return Val("const", const=None) if False else UNKNOWN
+
+    def lookup(self, name: str, frame: Frame) -> Val | None:
+        f = frame
+        while f is not None:
+            v = f.env.get(name)
+            if v is not None:
+                return v
+            f = f.closure
+        return self.module_frame.env.get(name)
+
+    def e_Name(self, node, frame):
+        v = self.lookup(node.id, frame)
+        if v is not None:
+            if v.kind in ("tensor", "module") and not self.standalone and node.id != "self":
+                self.use_hint(node, v)
+            return v
+        if node.id in self.index.aliases:
+            return Val("qual", const=self.index.aliases[node.id])
+        if node.id in self.index.classes:
+            return Val("class", func=self.index.classes[node.id])
+        if node.id == "__name__":
+            return Val("const", const="__main__")
+        if node.id in ("True", "False", "None"):
+            return Val("const", const={"True": True, "False": False, "None": None}[node.id])
+        if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",
+                       "sorted", "reversed", "next", "iter", "isinstance", "getattr", "hasattr", "print", "max", "min",
+                       "sum", "abs", "type", "super", "map", "filter", "set", "any", "all", "round"):
+            return Val("qual", const="builtins." + node.id)
+        return UNKNOWN
+
+    def qualname(self, node, frame) -> str | None:
+        v = self.eval(node, frame) if isinstance(node, (ast.Name, ast.Attribute)) else UNKNOWN
+        return v.const if v.kind == "qual" else None
+
+    def e_Attribute(self, node, frame):
+        base = self.eval(node.value, frame)
+        attr = node.attr
+        if base.kind == "qual":
+            return Val("qual", const=f"{base.const}.{attr}")
+        if base.kind == "tensor":
+            if attr == "device":
+                return self.device_of(base, node.value)
+            if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):
+                return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+            if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):
+                return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
+            return UNKNOWN
+        if base.kind in ("module", "obj") and base.obj is not None:
+            obj = base.obj
+            if attr in obj.attrs:
+                v = obj.attrs[attr]
+                if v.kind in ("tensor", "module") and not v.text:
+                    return v.with_text(self.text(node))
+                return v  # containers are returned as is: writes through them must stick
+            if attr == "training" and obj.training is not None:
+                return Val("const", const=obj.training)
+            if obj.cls is not None:
+                found = obj.cls.method(attr)
+                if found is not None:
+                    fn, owner = found
+                    decos = decorators(fn)
+                    kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "method")
+                    if "property" in decos:
+                        return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
+                    return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+            if obj.kind == "module":
+                if attr in ("module", "_orig_mod", "base_model"):
+                    return base
+                if attr in ("weight", "bias") and obj.dev is not None and obj.dev.known and not obj.cls:
+                    return Val("tensor", obj.dev, obj.moved or obj.origin, text=self.text(node))
+                if attr == "device" and obj.dev is not None and obj.dev.known:
+                    return Val("device", obj.dev, obj.moved or obj.origin)
+            return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
+        return class_member(base, attr)
+
+    def device_of(self, t: Val, node) -> Val:
+        if t.dev is not None and t.dev.known:
+            return Val("device", t.dev, t.origin)
+        text = f"{self.text(node)}.device"
+        key = ("attr", text, id(self.frame))
+        return Val("device", Dev("sym", key=key, text=text, accel=False))
+
+    def e_Subscript(self, node, frame):
+        base = self.eval(node.value, frame)
+        idx = self.eval(node.slice, frame)
+        if base.kind == "tensor":
+            idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
+            for iv in idx_vals:
+                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu and not base.scalar \
+                        and definitely_differ(base.dev, iv.dev):
+                    self.report_index(node, base, iv, frame)
+                    break
+            return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+        if base.kind == "obj" and base.obj is not None:
+            obj = base.obj
+            if obj.kind in ("list", "tuple"):
+                if idx.kind == "const" and isinstance(idx.const, int) and -len(obj.items) <= idx.const < len(obj.items):
+                    return obj.items[idx.const]
+                if isinstance(node.slice, ast.Slice):
+                    return base
+                return self.elem_of(obj)
+            if obj.kind == "dict":
+                if idx.kind == "const" and idx.const in obj.keys:
+                    return obj.keys[idx.const]
+                return base.elem or UNKNOWN
+        if base.kind == "module" and base.obj is not None and base.obj.items:
+            return self.elem_of(base.obj)
+        return UNKNOWN
+
+    def elem_of(self, obj: Obj) -> Val:
+        items = obj.items
+        if items and all(v.kind == "module" and v.obj is not None for v in items):
+            first = items[0].obj
+            if all(v.obj.dev == first.dev and v.obj.role == first.role and v.obj.cls is first.cls for v in items):
+                return items[0]  # modules alike: one stands for all
+        out = None
+        for v in items:
+            out = v if out is None else self.join(out, v)
+        return out or UNKNOWN
+
+    def e_Tuple(self, node, frame):
+        return Val("obj", obj=Obj("tuple", items=[self.eval(e, frame) for e in node.elts]))
+
+    def e_List(self, node, frame):
+        items = [self.eval(e, frame) for e in node.elts]
+        return Val("obj", obj=Obj("list", items=items))
+
+    def e_Dict(self, node, frame):
+        obj = Obj("dict")
+        elem = None
+        for k, v in zip(node.keys, node.values):
+            vv = self.eval(v, frame)
+            if k is None:
+                if vv.kind == "obj" and vv.obj is not None and vv.obj.kind == "dict":
+                    obj.keys.update(vv.obj.keys)
+                continue
+            kv = self.eval(k, frame)
+            if kv.kind == "const":
+                obj.keys[kv.const] = vv
+            elem = vv if elem is None else self.join(elem, vv)
+        return Val("obj", obj=obj, elem=elem)
+
+    def _comp(self, node, frame) -> tuple[Val, Val | None]:
+        sub = Frame(node, frame.parent, frame.call_node, closure=frame)
+        self._frames.append(sub)
+        sub.stmt_stack = frame.stmt_stack
+        for gen in node.generators:
+            it = self.eval(gen.iter, sub)
+            self.assign(gen.target, self.iter_elem(it, gen.iter, sub), sub, gen)
+        if isinstance(node, ast.DictComp):
+            self.eval(node.key, sub)
+            return self.eval(node.value, sub), None
+        return self.eval(node.elt, sub), None
+
+    def e_ListComp(self, node, frame):
+        elt, _ = self._comp(node, frame)
+        return Val("obj", obj=Obj("list", items=[elt]) if False else Obj("list"), elem=elt)
+
+    e_GeneratorExp = e_ListComp
+
+    e_SetComp = e_ListComp
+
+    def e_DictComp(self, node, frame):
+        val, _ = self._comp(node, frame)
+        return Val("obj", obj=Obj("dict"), elem=val)
+
+    def e_IfExp(self, node, frame):
+        cond = self.truth(node.test, frame)
+        if cond is True:
+            return self.eval(node.body, frame)
+        if cond is False:
+            return self.eval(node.orelse, frame)
+        a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        if a.kind == b.kind == "const" and isinstance(a.const, str) and isinstance(b.const, str):
+            da, db = concrete(a.const), concrete(b.const)
+            if da is not None and db is not None and da != db:
+                return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node), accel=True),
+                           Origin(span_of(node), f"chosen at line {node.lineno}"))
+        if a.kind == "device" and b.kind == "device" and (a.dev != b.dev):
+            return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
+                                     accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
+        return self.join(a, b)
+
+    def e_BoolOp(self, node, frame):
+        vals = [self.eval(v, frame) for v in node.values]
+        return vals[-1] if all(v.kind == "tensor" for v in vals) else UNKNOWN
+
+    def e_UnaryOp(self, node, frame):
+        v = self.eval(node.operand, frame)
+        if isinstance(node.op, ast.Not):
+            return Val("const", const=not v.const) if v.kind == "const" else UNKNOWN
+        if v.kind == "const" and isinstance(v.const, (int, float)):
+            return Val("const", const=-v.const if isinstance(node.op, ast.USub) else v.const)
+        return v if v.kind == "tensor" else UNKNOWN
+
+    def e_BinOp(self, node, frame):
+        left = self.eval(node.left, frame)
+        right = self.eval(node.right, frame)
+        return self.binop(node, left, right, frame, self.text(node.left), self.text(node.right))
+
+    def binop(self, node, left: Val, right: Val, frame, ltext: str = "", rtext: str = "") -> Val:
+        if left.kind == "tensor" and right.kind == "tensor":
+            if self.check_mix(node, [(left, ltext or left.text), (right, rtext or right.text)], frame):
+                return UNKNOWN
+            return self.result_of([left, right])
+        if left.kind == "tensor":
+            return Val("tensor", left.dev, left.origin, scalar=left.scalar)
+        if right.kind == "tensor":
+            return Val("tensor", right.dev, right.origin, scalar=right.scalar)
+        if left.kind == right.kind == "const" and isinstance(node, ast.BinOp):
+            try:
+                if isinstance(left.const, (int, float, str)) and isinstance(right.const, (int, float, str)) and \
+                        isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+                    return Val("const", const={ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+                                               ast.Mult: lambda a, b: a * b}[type(node.op)](left.const, right.const)
+                               if not (isinstance(left.const, str) and isinstance(node.op, ast.Mult)) else None)
+            except Exception:  # noqa: BLE001
+                return UNKNOWN
+        return UNKNOWN
+
+    def result_of(self, vals: list[Val]) -> Val:
+        """A tensor op's result: on the non-scalar operands' device."""
+        main = [v for v in vals if v.kind == "tensor" and not (v.scalar and v.dev is not None and v.dev.is_cpu)] or \
+            [v for v in vals if v.kind == "tensor"]
+        dev = None
+        origin = None
+        for v in main:
+            dev = join(dev, v.dev) if dev is not None else v.dev
+            origin = origin or v.origin
+        return Val("tensor", dev, origin, scalar=all(v.scalar for v in main))
+
+    def e_Compare(self, node, frame):
+        left = self.eval(node.left, frame)
+        vals = [left] + [self.eval(c, frame) for c in node.comparators]
+        tensors = [(v, self.text(n)) for v, n in zip(vals, [node.left] + node.comparators) if v.kind == "tensor"]
+        if len(tensors) >= 2 and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
+            if self.check_mix(node, tensors, frame):
+                return UNKNOWN
+        if tensors:
+            return Val("tensor", self.result_of([t for t, _ in tensors]).dev, tensors[0][0].origin,
+                       scalar=all(t.scalar for t, _ in tensors))
+        c = self.const_compare(node, vals)
+        return Val("const", const=c) if c is not None else UNKNOWN
+
+    def const_compare(self, node, vals) -> bool | None:
+        if len(node.ops) != 1:
+            return None
+        op, a, b = node.ops[0], vals[0], vals[1]
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            if b.kind == "const" and b.const is None:
+                if a.kind == "const":
+                    res = a.const is None
+                elif a.kind in ("tensor", "module", "obj", "device", "func", "class"):
+                    res = False
+                else:
+                    return None
+                return res if isinstance(op, ast.Is) else not res
+            return None
+        if a.kind == b.kind == "const" and isinstance(op, (ast.Eq, ast.NotEq)):
+            try:
+                res = a.const == b.const
+            except Exception:  # noqa: BLE001
+                return None
+            return res if isinstance(op, ast.Eq) else not res
+        return None
+
+    def truth(self, node, frame) -> bool | None:
+        v = self.eval(node, frame)
+        if v.kind == "const":
+            try:
+                return bool(v.const)
+            except Exception:  # noqa: BLE001
+                return None
+        if v.kind in ("module", "func", "class"):
+            return True
+        if v.kind == "obj" and v.obj is not None:
+            if v.obj.kind in ("list", "tuple", "dict"):
+                return True if (v.obj.items or v.obj.keys) else None
+            if v.obj.kind == "instance":
+                return True
+        return None
+
+    def e_NamedExpr(self, node, frame):
+        v = self.eval(node.value, frame)
+        self.assign(node.target, v, frame, node)
+        return v
+
+    def e_Starred(self, node, frame):
+        return self.eval(node.value, frame)
+
+    def e_Lambda(self, node, frame):
+        return UNKNOWN
+
+    def _snapshot_origin(self, obj: Obj, node, frame: Frame, what: str) -> Origin:
+        """Where copies of a not-yet-moved model's tensors were taken. Inside a same-file helper
+        (an EMA class, say) that is the call, in the frame that holds the model, which took them."""
+        site, f = node, frame
+        home = getattr(obj, "assign_frame", None)
+        while f is not None and f is not home and f.call_node is not None and f.parent is not None:
+            site, f = f.call_node, f.parent
+        if f is not home:  # the model's frame is not on this call chain: name the direct use
+            site = node
+        return Origin(span_of(site), f"{what} taken at line {site.lineno}, before the model was moved", "snapshot")
+
+    def iter_elem(self, it: Val, node, frame) -> Val:
+        if it.kind == "tensor" and it.batch:  # keys of a dict batch, or the tensors of a tuple batch
+            return UNKNOWN
+        if it.kind == "tensor":
+            return Val("tensor", it.dev, it.origin, scalar=True)
+        if it.kind == "params" and it.obj is not None:
+            o = it.obj
+            if o.dev is None or not o.dev.known or getattr(o, "standalone", False):
+                return UNKNOWN
+            org = o.moved or o.origin
+            if o.moved is None and node is not None:
+                org = self._snapshot_origin(o, node, frame, f"`{self.text(node)}`")
+            t = Val("tensor", o.dev, org)
+            return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
+        if it.kind == "obj" and it.obj is not None:
+            obj = it.obj
+            if obj.kind in ("list", "tuple"):
+                if it.elem is not None:
+                    return it.elem
+                return self.elem_of(obj)
+            if obj.kind == "loader":
+                return obj.attrs.get("batch", UNKNOWN)
+            if obj.kind == "iter":
+                return it.elem or UNKNOWN
+            if obj.kind == "dict":
+                return UNKNOWN
+        if it.kind == "module" and it.obj is not None and it.obj.items:
+            return self.elem_of(it.obj)
+        if it.kind == "obj" and it.elem is not None:
+            return it.elem
+        return UNKNOWN
+
+    def e_Await(self, node, frame):
+        return self.eval(node.value, frame)

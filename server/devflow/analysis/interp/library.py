@@ -1,0 +1,321 @@
+"""Calls of library functions by qualified name: torch factories and ops, torch.nn modules,
+optimizers, DataLoader, builtins, transformers / torchvision / timm loaders, copy.deepcopy.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import torch_api as T
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
+from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef
+
+
+class Library:
+    """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
+
+    def call_qual(self, node, q: str, args, kwargs, frame) -> Val:
+        if q.startswith("builtins."):
+            return self.call_builtin(node, q[9:], args, kwargs, frame)
+        if q.startswith("torch."):
+            return self.call_torch(node, q, args, kwargs, frame)
+        last = q.rsplit(".", 1)[-1]
+        if q.startswith(("torchmetrics.",)) and last[:1].isupper():
+            return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
+                                         role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if last == "from_pretrained" or last == "from_config":
+            owner = q.rsplit(".", 2)[-2] if q.count(".") >= 1 else ""
+            if "Tokenizer" in owner or "Processor" in owner:
+                return Val("obj", obj=Obj("tokenizer", qual=q))
+            dm = kwargs.get("device_map")
+            obj = Obj("module", qual=q, origin=Origin(span_of(node), f"loaded at line {node.lineno}"))
+            quant = next((k for k in ("load_in_8bit", "load_in_4bit") if k in kwargs and kwargs[k].kind == "const"
+                          and kwargs[k].const is True), None)
+            if quant is not None or "quantization_config" in kwargs:
+                obj.dispatched = True
+                obj.dev = TOP
+                obj.origin = Origin(span_of(node), f"loaded quantized ({quant or 'quantization_config'}) at line {node.lineno}")
+                return Val("module", obj=obj)
+            if dm is not None:
+                if (dm.kind == "const" and dm.const in ("auto", "balanced", "balanced_low_0", "sequential")):
+                    obj.dispatched = True
+                    obj.dev = TOP
+                    obj.origin = Origin(span_of(node), f"loaded with device_map={self.text(next(k.value for k in node.keywords if k.arg == 'device_map')) if any(k.arg == 'device_map' for k in node.keywords) else repr(dm.const)} at line {node.lineno}")
+                else:
+                    obj.dev = TOP
+            elif q.startswith(("transformers.", "diffusers.")) and not any(k.arg is None for k in node.keywords):
+                obj.dev = CPU
+                obj.origin = Origin(span_of(node), f"loaded on cpu at line {node.lineno}")
+            else:
+                obj.dev = TOP
+            return Val("module", obj=obj)
+        if q.startswith(("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
+                         "segmentation_models_pytorch.")) and (last[:1].islower() or last[:1].isupper()):
+            if "__opaque__" in kwargs:
+                return UNKNOWN
+            return Val("module", obj=Obj("module", qual=q, dev=self.default_dev if self.default_dev.known else TOP,
+                                         origin=Origin(span_of(node), f"created at line {node.lineno}"),
+                                         created_line=node.lineno, training=True))
+        if q == "copy.deepcopy" and args and args[0].kind == "module" and args[0].obj is not None:
+            src = args[0].obj
+            if src.dev is None or not src.dev.known or getattr(src, "standalone", False):
+                return UNKNOWN
+            reason = (f"copied by `{self.text(node)}` at line {node.lineno}" +
+                      (" before the model was moved" if src.moved is None else ""))
+            return Val("module", obj=Obj("module", qual=src.qual, dev=src.dev, origin=Origin(span_of(node), reason),
+                                         created_line=node.lineno, training=src.training, role="copy"))
+        if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
+            args[0].obj.peft = True
+            return args[0]
+        return UNKNOWN
+
+    def call_builtin(self, node, name: str, args, kwargs, frame) -> Val:
+        if name == "enumerate" and args:
+            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, self.iter_elem(args[0], None, frame)])))
+        if name == "zip" and args:
+            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[self.iter_elem(a, None, frame) for a in args])))
+        if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
+            el = self.iter_elem(args[0], None, frame)
+            return Val("obj", obj=Obj("list"), elem=el)
+        if name == "next" and args:
+            a = args[0]
+            if a.kind == "params":
+                o = a.obj
+                if o is not None and o.dev is not None and o.dev.known and not getattr(o, "standalone", False):
+                    return Val("tensor", o.dev, o.moved or o.origin)
+                return UNKNOWN
+            return self.iter_elem(a, None, frame)
+        if name == "super":
+            return UNKNOWN
+        if name == "dict":
+            d = Obj("dict")
+            d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
+            if args or "__opaque__" in kwargs:
+                d.opaque = True  # type: ignore[attr-defined]
+            return Val("obj", obj=d)
+        if name in ("len", "int", "float", "round"):
+            return UNKNOWN
+        if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
+            return args[0].obj.attrs.get(args[1].const, UNKNOWN)
+        if name in ("sum",) and args:
+            el = self.iter_elem(args[0], None, frame)
+            return el if el.kind == "tensor" else UNKNOWN
+        return UNKNOWN
+
+    def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
+        rest = q[6:]
+        last = rest.rsplit(".", 1)[-1]
+        if "__opaque__" in kwargs and "device" not in kwargs:
+            return UNKNOWN
+        if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
+            d = kwargs.get("device")
+            if d is not None:
+                dev = self._as_device(d)
+                if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
+                    return Val("tensor", dev, d.origin)
+                return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"))
+            scalar = False
+            if rest in T.MAYBE_SCALAR_FACTORIES:
+                a0 = node.args[0] if node.args else None
+                scalar = not (isinstance(a0, (ast.List, ast.ListComp, ast.Tuple)) or
+                              (args and args[0].kind == "obj" and args[0].obj is not None and args[0].obj.kind in ("list", "tuple")))
+                if args and args[0].kind == "tensor":
+                    return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar)
+                if a0 is not None and isinstance(a0, ast.Name) and args[0].kind == "unknown":
+                    scalar = True
+            if self.default_dev is not CPU and self.default_dev.known:
+                return Val("tensor", self.default_dev, self.default_origin, scalar=scalar)
+            if self.default_dev is TOP:
+                return UNKNOWN
+            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
+            return Val("tensor", CPU, org, scalar=scalar)
+        if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
+            d = kwargs.get("device")
+            if d is not None:
+                return Val("tensor", self._as_device(d), Origin(span_of(node), f"created at line {node.lineno}"))
+            return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar) if args and args[0].kind == "tensor" else UNKNOWN
+        if rest in T.LEGACY_CPU_TYPES:
+            if self.default_dev is not CPU:
+                return UNKNOWN
+            scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor", "legacy"), scalar=False)
+        if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
+            return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
+        if rest in T.CPU_ONLY_FUNCS:
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} from a numpy array (cpu)"))
+        if rest == "device":
+            if args:
+                a = args[0]
+                if a.kind == "const" and isinstance(a.const, str):
+                    if len(args) > 1 and args[1].kind == "const" and isinstance(args[1].const, int):
+                        return Val("device", Dev(a.const, args[1].const))
+                    d = concrete(a.const)
+                    return Val("device", d or TOP, Origin(span_of(node), f"set at line {node.lineno}"))
+                if a.kind == "device":
+                    return a
+                text = self.text(node.args[0])
+                accel = any(w in text.lower() for w in ("device", "cuda", "gpu"))
+                return Val("device", Dev("sym", key=("device", node.lineno, node.col_offset), text=self.text(node), accel=accel),
+                           Origin(span_of(node), f"set at line {node.lineno}"))
+            return UNKNOWN
+        if rest in ("set_default_device",):
+            if args:
+                self.default_dev = self._as_device(args[0]) or TOP
+                self.default_origin = Origin(span_of(node), f"default device set at line {node.lineno}")
+            return UNKNOWN
+        if rest == "set_default_tensor_type":
+            if args and args[0].kind == "const" and isinstance(args[0].const, str):
+                self.default_dev = CUDA if "cuda" in args[0].const else CPU
+            elif args and args[0].kind == "qual":
+                self.default_dev = CUDA if ".cuda." in args[0].const else CPU
+            else:
+                self.default_dev = TOP
+            self.default_origin = Origin(span_of(node), f"default tensor type set at line {node.lineno}")
+            return UNKNOWN
+        if rest == "load":
+            return UNKNOWN
+        if rest.startswith("nn.") and last[:1].isupper() and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
+            return self.torch_module(node, rest, last, args, kwargs, frame)
+        if rest.startswith("optim.") and last in T.OPTIMIZERS:
+            obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
+            obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
+                            for k in ("fused", "foreach", "capturable"))
+            for m in self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)]):
+                obj.modules.append(m)
+                m.optimizers.append(obj)
+            self._optimizers.append(obj)
+            return Val("obj", obj=obj)
+        if rest.startswith("utils.data.") and last == "DataLoader":
+            return self.dataloader(node, args, kwargs, frame)
+        if rest.startswith("utils.data.") and last == "TensorDataset":
+            obj = Obj("dataset", qual=q)
+            obj.items = [a for a in args]
+            return Val("obj", obj=obj)
+        if last in T.MIXING_OK or rest.startswith(("cuda.", "distributed.", "jit.", "backends.", "amp.", "autograd.", "testing.",
+                                                   "onnx.", "fx.", "export.", "compiler.", "_dynamo", "utils.", "hub.", "profiler.")):
+            return UNKNOWN
+        # an op on tensors: they must share a device
+        vals = []
+        for v, a in zip(args, node.args):
+            if v.kind == "tensor":
+                vals.append((v, self.text(a)))
+            elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and \
+                    (last in T.SEQUENCE_OPS or rest.startswith("nn.functional.")):
+                items = list(v.obj.items) + ([v.elem] if v.elem is not None else [])
+                if not isinstance(a, (ast.List, ast.Tuple)):
+                    items = [self.elem_of(v.obj)] if v.obj.items else ([v.elem] if v.elem is not None else [])
+                for i, it in enumerate(items):
+                    if it.kind == "tensor":
+                        t = self.text(a.elts[i]) if isinstance(a, (ast.List, ast.Tuple)) and i < len(a.elts) else self.text(a)
+                        vals.append((it, t))
+        for kw in node.keywords:
+            v = kwargs.get(kw.arg) if kw.arg else None
+            if v is not None and v.kind == "tensor" and kw.arg not in ("out",):
+                vals.append((v, self.text(kw.value)))
+        if vals:
+            if self.check_mix(node, vals, frame):
+                return UNKNOWN
+            res = self.result_of([v for v, _ in vals])
+            if last in ("meshgrid", "broadcast_tensors") :
+                return Val("obj", obj=Obj("tuple"), elem=res)
+            return res
+        return UNKNOWN
+
+    def _as_device(self, d: Val) -> Dev | None:
+        if d.kind == "device":
+            return d.dev or TOP
+        if d.kind == "const" and isinstance(d.const, str):
+            return concrete(d.const) or TOP
+        if d.kind == "tensor":
+            return TOP
+        return TOP
+
+    def _param_modules(self, vals) -> list[Obj]:
+        out = []
+        for v in vals:
+            if v is None:
+                continue
+            if v.kind == "params" and v.obj is not None:
+                out.append(v.obj)
+            elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple"):
+                for it in v.obj.items:
+                    if it.kind == "obj" and it.obj is not None and it.obj.kind == "dict":
+                        out.extend(self._param_modules([it.obj.keys.get("params")]))
+                    else:
+                        out.extend(self._param_modules([it]))
+        return out
+
+    def torch_module(self, node, rest: str, last: str, args, kwargs, frame) -> Val:
+        qual = "torch." + rest
+        org = Origin(span_of(node), f"created at line {node.lineno}")
+        obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
+        obj.training = True
+        if last in T.DATA_PARALLEL and args and args[0].kind == "module":
+            return args[0]
+        if last in ("Sequential", "ModuleList", "ModuleDict"):
+            items = []
+            for a in args:
+                if a.kind == "module":
+                    items.append(a)
+                elif a.kind == "obj" and a.obj is not None:
+                    items.extend(x for x in a.obj.items if x.kind == "module")
+                    if a.elem is not None and a.elem.kind == "module":
+                        items.append(a.elem)
+            obj.items = items
+            dev = None
+            for it in items:
+                if it.obj is not None and it.obj.dev is not None:
+                    dev = join(dev, it.obj.dev) if dev is not None else it.obj.dev
+            obj.dev = dev
+            if dev is not None and dev.is_cpu:
+                obj.origin = Origin(span_of(node), f"created at line {node.lineno}")
+            return Val("module", obj=obj)
+        d = kwargs.get("device")
+        if last in T.WEIGHTED_LOSSES:
+            w = next((kwargs[k] for k in T.LOSS_WEIGHT_KWARGS if k in kwargs and kwargs[k].kind == "tensor"), None)
+            if w is not None:
+                obj.dev = w.dev
+                obj.role = "loss"
+                obj.buffers.add("weight")
+                obj.attrs["weight"] = w
+                obj.origin = Origin(span_of(node), f"created at line {node.lineno} with a weight on {w.dev.render() if w.dev else '?'}")
+            return Val("module", obj=obj)
+        if last in T.PARAM_FREE_MODULES:
+            return Val("module", obj=obj)
+        if d is not None:
+            obj.dev = self._as_device(d)
+        else:
+            obj.dev = self.default_dev
+        return Val("module", obj=obj)
+
+    def dataloader(self, node, args, kwargs, frame) -> Val:
+        obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
+        ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
+        collate = kwargs.get("collate_fn")
+        org = Origin(span_of(node), f"a batch from the DataLoader at line {node.lineno}, which yields cpu tensors", "batch")
+        batch = Val("tensor", CPU, org, batch=COLLATED)
+        if collate is not None:
+            batch = UNKNOWN
+            if collate.kind == "func":
+                r = self.call_function(collate.func, [UNKNOWN], {}, None, node)
+                if r.kind == "tensor":
+                    batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin)
+        elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":
+            dev = None
+            for it in ds.obj.items:
+                dev = join(dev, it.dev) if (it.kind == "tensor") else TOP
+            batch = Val("tensor", dev, org if dev is not None and dev.is_cpu else None, batch=COLLATED) if dev is not None else UNKNOWN
+        elif ds.kind == "obj" and ds.obj is not None and ds.obj.cls is not None:
+            found = ds.obj.cls.method("__getitem__")
+            batch = UNKNOWN
+            if found:
+                r = self.call_function(FuncRef(found[0], None, found[1], "method"), [UNKNOWN], {}, ds, node)
+                if r.kind == "tensor" and r.dev is not None and r.dev.is_cpu:
+                    batch = Val("tensor", CPU, org)
+        elif ds.kind != "unknown" and ds.kind != "obj":
+            batch = UNKNOWN
+        if self.default_dev is not CPU:
+            batch = UNKNOWN
+        obj.attrs["batch"] = batch
+        return Val("obj", obj=obj)

@@ -1,0 +1,237 @@
+"""nn.Module objects and other heap objects: calling a module (its forward), moves (`.to`, `.cuda`)
+propagated to submodules and buffers, module methods, optimizer / tokenizer / dict methods.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
+from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
+
+
+class Modules:
+    """Module objects: calls, moves and methods; methods of other heap objects."""
+
+    def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
+        obj = mod.obj
+        arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
+                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
+                    self._spread.get(id(node), [])
+        if isinstance(node.func, ast.Call):
+            if obj is not None and obj.dev is not None and any(
+                    v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
+                return UNKNOWN  # DEV104 reports the module built in place; no cascade
+        elif self.module_mix(node, mod, arg_pairs, frame, method):
+            return UNKNOWN  # it fails here at run time; what follows would only repeat the finding
+        if obj is not None and obj.cls is not None:
+            if self.standalone:
+                return UNKNOWN
+            found = obj.cls.method("forward" if not method else method)
+            if found is not None:
+                self._interproc.add(id(node))
+                return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
+            return UNKNOWN
+        if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
+            return Val("tensor", obj.dev, obj.moved or obj.origin, scalar=obj.role in ("loss", "metric", "criterion"))
+        tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
+        if tensors and obj is not None and obj.dev is None:
+            named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
+                    [(kwargs[k.arg], k.arg) for k in node.keywords if k.arg in kwargs and kwargs[k.arg].kind == "tensor"]
+            if len(named) >= 2 and self.check_mix(node, named, frame):
+                return UNKNOWN
+            return self.result_of(tensors)
+        return UNKNOWN
+
+    def move_module(self, node, mod: Val, dev: Dev, frame, recv_text: str, move_text: str) -> None:
+        obj = mod.obj
+        if obj is None:
+            return
+        if obj.dispatched:
+            self.add(Finding("DEV501", span_of(node),
+                             f"`{self.text(node)}` moves a model that accelerate placed (device_map / quantization)"
+                             + (f" ({obj.origin.reason})" if obj.origin else "")
+                             + "; accelerate refuses to move an offloaded model and the move undoes the placement",
+                             [(obj.origin.span, obj.origin.reason)] if obj.origin else [],
+                             FixPlan("remove_move", span_of(node), text=recv_text,
+                                     title="Drop the move: device_map already placed the model")))
+            return
+        if getattr(obj, "standalone", False):
+            return
+        origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}")
+        obj.move_call = move_text  # type: ignore[attr-defined]
+        obj.move_recv = recv_text  # type: ignore[attr-defined]
+        seen: set[int] = set()
+        self._cur_move = (move_text, frame)
+        self._move_rec(obj, dev, origin, frame, seen)
+        pend = frame.pending_names.pop(recv_text, None)
+        if pend is not None:
+            pend.cancelled = True
+
+    def _move_rec(self, obj: Obj, dev: Dev, origin: Origin, frame, seen: set) -> None:
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if obj.dev is not None or obj.kind == "module":
+            obj.dev = dev
+        obj.moved = origin
+        obj.moved_frame = frame
+        if obj.cls is not None:
+            self.moved_classes.add(obj.cls.name)
+        for f in obj.pending:
+            f.cancelled = True
+        obj.pending.clear()
+        for opt in obj.optimizers:
+            if opt.loaded_at is not None and definitely_differ(CPU, dev):
+                lo = opt.loaded_at
+                opt.loaded_at = None
+                fix = self._resume_fix(opt)
+                f = Finding("DEV302", lo.span,
+                            f"the optimizer state is loaded while the model is still on cpu ({lo.reason}); the model "
+                            f"is {origin.reason}, so the optimizer's state stays on cpu and `step()` mixes devices",
+                            [(origin.span, origin.reason)], fix)
+                self.add(f)
+        for name in list(obj.children):
+            c = obj.attrs.get(name)
+            if c is not None and c.obj is not None:
+                self._move_rec(c.obj, dev, origin, frame, seen)
+        for name in list(obj.buffers):
+            b = obj.attrs.get(name)
+            if b is not None and b.kind == "tensor":
+                obj.attrs[name] = Val("tensor", dev, origin, scalar=b.scalar)
+        for item in obj.items:
+            if item.kind == "module" and item.obj is not None:
+                self._move_rec(item.obj, dev, origin, frame, seen)
+
+    def parse_to_args(self, args, kwargs, recv_dev) -> Dev | None:
+        """The device a `.to(...)` call moves to; `recv_dev` when it only changes the dtype; TOP if unknown."""
+        cand = kwargs.get("device")
+        if cand is None and args:
+            cand = args[0]
+        if cand is None:
+            return recv_dev
+        if cand.kind == "device":
+            return cand.dev or TOP
+        if cand.kind == "tensor":
+            return cand.dev or TOP
+        if cand.kind == "const" and isinstance(cand.const, str):
+            return concrete(cand.const) or TOP
+        if cand.kind == "const" and isinstance(cand.const, int) and not isinstance(cand.const, bool):
+            return Dev("cuda", cand.const)
+        if cand.kind == "qual" and cand.const.startswith("torch.") and cand.const.rsplit(".", 1)[-1] in DTYPES:
+            return recv_dev
+        return TOP
+
+    def module_method(self, node, mod: Val, name: str, args, kwargs, frame) -> Val:
+        obj = mod.obj
+        recv_text = self.text(node.func.value)
+        if name in ("to", "cuda", "cpu"):
+            if name == "to":
+                dev = self.parse_to_args(args, kwargs, obj.dev)
+            elif name == "cuda":
+                dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
+            else:
+                dev = CPU
+            if dev is not None and (dev != obj.dev or name != "to" or True):
+                move_text = self.text(node)[len(recv_text):]
+                if dev is not TOP or obj.dispatched:
+                    self.move_module(node, mod, dev, frame, recv_text, move_text)
+                elif obj is not None:
+                    obj.dev = TOP
+                    obj.moved = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}")
+                    for f in obj.pending:
+                        f.cancelled = True
+                    self._move_rec(obj, TOP, obj.moved, frame, set())
+            return mod
+        if name in ("train", "eval"):
+            obj.training = (name == "train") if not args or args[0].kind != "const" else bool(args[0].const)
+            return mod
+        if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
+                    "zero_grad", "to_empty"):
+            return mod
+        if name in ("parameters", "named_parameters", "buffers", "named_buffers"):
+            return Val("params", obj=obj, const="named" if name.startswith("named") else None)
+        if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
+            org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
+            return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
+        if name == "register_buffer" and len(args) >= 2 and args[0].kind == "const":
+            obj.buffers.add(args[0].const)
+            obj.attrs[args[0].const] = args[1]
+            return Val("const", const=None)
+        if name == "add_module" and len(args) >= 2 and args[0].kind == "const" and args[1].kind == "module":
+            obj.children.add(args[0].const)
+            obj.attrs[args[0].const] = args[1]
+            return Val("const", const=None)
+        if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
+            for a in args:
+                if a.kind == "module":
+                    obj.items.append(a)
+            return Val("const", const=None)
+        if name in ("forward", "generate", "update", "compute") or (obj.cls is None and name == "__call__"):
+            if obj.cls is not None and obj.cls.method(name):
+                found = obj.cls.method(name)
+                self._interproc.add(id(node))
+                return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
+            return self.call_module(node, mod, args, kwargs, frame, method=name)
+        if name in HEAD_RESETTERS and obj.cls is None and obj.moved is not None and \
+                definitely_differ(self.default_dev, obj.dev) and not getattr(obj, "standalone", False):
+            mc = getattr(obj, "move_call", None)
+            stmt = frame.stmt_stack[-1] if frame.stmt_stack else None
+            fix = FixPlan("insert_after", span_of(stmt), text=f"{recv_text}{mc}",
+                          title=f"Move the model again: `{recv_text}{mc}`") if mc and stmt is not None and is_dotted_name(recv_text) else None
+            f = self.add(Finding("DEV102", span_of(node),
+                                 f"`{self.text(node)}` builds a new head on cpu after `{recv_text}` was moved "
+                                 f"({obj.moved.reason}); it stays on cpu", [(obj.moved.span, obj.moved.reason)], fix))
+            frame.pending_names[recv_text] = f
+            return Val("const", const=None)
+        if name == "get_input_embeddings":
+            return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
+        return UNKNOWN
+
+    def obj_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:
+        obj = r.obj
+        if obj is None:
+            return UNKNOWN
+        if obj.kind == "list" and name in ("append", "insert", "extend"):
+            v = args[-1] if args else UNKNOWN
+            if v.kind == "module" and v.obj is not None and isinstance(node.func.value, ast.Attribute):
+                v.obj.in_plain_container = True  # type: ignore[attr-defined]
+            if name == "extend":
+                v = self.iter_elem(v, None, frame)
+            obj.items.append(v)
+            r.elem = None
+            return Val("const", const=None)
+        if obj.kind == "dict":
+            if name in ("items",):
+                return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, r.elem or self.elem_of_dict(obj)])))
+            if name == "values":
+                return Val("obj", obj=Obj("iter"), elem=r.elem or self.elem_of_dict(obj))
+            if name == "get" and args and args[0].kind == "const":
+                return obj.keys.get(args[0].const, UNKNOWN)
+        if obj.kind == "optimizer":
+            if name == "load_state_dict":
+                mods = [m for m in obj.modules if m.kind == "module"]
+                if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
+                        any(m.dev is not None for m in mods):
+                    obj.loaded_at = Origin(span_of(node), f"`{self.text(node.func)}()` at line {node.lineno}")
+                    obj.load_frame = frame  # type: ignore[attr-defined]
+            return UNKNOWN
+        if obj.kind == "tokenizer":
+            if name in ("encode", "__call__", "apply_chat_template", "batch_encode_plus", "encode_plus"):
+                rt = kwargs.get("return_tensors")
+                if rt is not None and rt.kind == "const" and rt.const == "pt":
+                    # encode() gives a tensor, apply_chat_template() one unless return_dict=True; the rest a BatchEncoding
+                    rd = kwargs.get("return_dict")
+                    encoding = name not in ("encode", "apply_chat_template") or (rd is not None and rd.kind == "const" and rd.const is True)
+                    return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"),
+                               batch=ENCODING if encoding else "")
+            return UNKNOWN
+        return UNKNOWN
+
+    def elem_of_dict(self, obj: Obj) -> Val:
+        out = None
+        for v in obj.keys.values():
+            out = v if out is None else self.join(out, v)
+        return out or UNKNOWN

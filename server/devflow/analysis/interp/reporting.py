@@ -1,0 +1,309 @@
+"""Findings and their fix plans: two devices meeting (tensor / tensor, module / input, index),
+submodules added after a move, dispatched models fed cpu inputs.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis.walk import walk
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.lattice import Dev, definitely_differ
+from devflow.analysis.values import Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODULE_SIDE
+
+
+class Reporting:
+    """Turns proven device mixes into findings with fix plans."""
+
+    def add(self, f: Finding) -> Finding:
+        key = (f.code, f.span)
+        if key not in self.findings:
+            self.findings[key] = f
+        return self.findings[key]
+
+    def report_added_after_move(self, parent: Obj, child: Obj, target, st, frame: Frame) -> None:
+        mv = parent.moved
+        mv_text = mv.reason if mv else ""
+        site_frame = frame
+        call_site = None
+        while site_frame is not parent.moved_frame and site_frame.parent is not None:
+            call_site = site_frame.call_node
+            site_frame = site_frame.parent
+        if call_site is not None and site_frame is parent.moved_frame:
+            fn = self.text(call_site.func) if isinstance(call_site, ast.Call) else "this call"
+            f = Finding("DEV102", span_of(call_site),
+                        f"`{fn}()` builds `{self.text(target)}` on cpu (line {st.lineno}) after the model was moved "
+                        f"({mv_text}); the new submodule stays on cpu",
+                        [(span_of(st), "submodule created here"), (mv.span, mv_text)],
+                        self._move_again_fix(parent, call_site, frame_of_site=site_frame))
+        elif call_site is None:
+            f = Finding("DEV101", span_of(st),
+                        f"`{self.text(target)}` is created on {child.dev.render() if child.dev else 'cpu'} after "
+                        f"`{self.text(target.value)}` was moved ({mv_text}); the new module stays on cpu",
+                        [(mv.span, mv_text)],
+                        self._append_move_fix(st.value, parent) if isinstance(st, ast.Assign) else None)
+        else:
+            return
+        f = self.add(f)
+        child.pending.append(f)
+
+    def _move_text(self, parent: Obj) -> str | None:
+        return getattr(parent, "move_call", None)
+
+    def _append_move_fix(self, value: ast.AST, parent: Obj) -> FixPlan | None:
+        mc = self._move_text(parent)
+        if not mc or not isinstance(value, ast.Call):
+            return None
+        return FixPlan("append", span_of(value), text=mc, title=f"Move the new module too: append `{mc}`",
+                       applicability="safe")
+
+    def _move_again_fix(self, parent: Obj, call_site, frame_of_site) -> FixPlan | None:
+        mc = self._move_text(parent)
+        recv = getattr(parent, "move_recv", None)
+        if not mc or not recv or not frame_of_site.stmt_stack:
+            return None
+        stmt = frame_of_site.stmt_stack[-1]
+        return FixPlan("insert_after", span_of(stmt), text=f"{recv}{mc}", title=f"Move the model again: `{recv}{mc}`")
+
+    def check_mix(self, node, vals: list[tuple[Val, str]], frame, module: Val | None = None) -> bool:
+        """Report when two tensors (or a module and a tensor) are definitely on different devices."""
+        tensors = [(v, t) for v, t in vals if v.kind == "tensor" and v.dev is not None and v.dev.known
+                   and not (v.scalar and v.dev.is_cpu)]
+        for i in range(len(tensors)):
+            for j in range(i + 1, len(tensors)):
+                a, b = tensors[i], tensors[j]
+                if definitely_differ(a[0].dev, b[0].dev):
+                    if not a[0].dev.is_cpu and b[0].dev.is_cpu:
+                        a, b = b, a
+                    self.report_mix(node, a, b, frame)
+                    return True
+        return False
+
+    def _dev_text(self, dev: Dev | None) -> str | None:
+        return dev.source_text() if dev is not None else None
+
+    def _available(self, expr: str | None, frame: Frame, line: int) -> bool:
+        if not expr:
+            return False
+        if expr.startswith(("'", '"')):
+            return True
+        root = expr.split(".", 1)[0].split("(", 1)[0].split("[", 1)[0]
+        if not root.isidentifier():
+            return False
+        if root in frame.params or root == "self" and "self" in frame.params:
+            return True
+        f = frame
+        while f is not None:
+            if root in f.assigned and f.assigned[root] <= line:
+                return True
+            f = f.closure
+        if frame is not self.module_frame and root in self.module_frame.assigned:
+            return True
+        return root in self.module_frame.assigned and self.module_frame.assigned[root] <= line
+
+    def report_mix(self, node, cpu_side: tuple[Val, str], dev_side: tuple[Val, str], frame) -> None:
+        a, atext = cpu_side
+        b, btext = dev_side
+        org = a.origin
+        key = org.span if org else span_of(node)
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        a_desc = f"`{atext}` is on {a.dev.render()}" + (f" ({org.reason})" if org else "")
+        b_desc = f"`{btext}` is on {b.dev.render()}" + (f" ({b.origin.reason})" if b.origin else "")
+        related = [(span_of(node), f"they meet here (line {node.lineno})")]
+        if b.origin:
+            related.append((b.origin.span, b.origin.reason))
+        dev_text = self._fix_device_text(b, btext, frame, org.span.line if org else node.lineno)
+        same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
+        if not same_scope:
+            dev_text = None  # the other side's names are not visible where the value was made
+        if org is not None and org.kind in ("factory", "legacy"):
+            code = "DEV201"
+            fix = None
+            if dev_text and org.kind == "legacy":
+                fix = FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
+            elif dev_text and org.span is not None:
+                fix = FixPlan("add_kwarg", org.span, text=dev_text, name="device",
+                              title=f"Create it on the right device: add `device={dev_text}`")
+            span = org.span
+        else:
+            code = "DEV202"
+            # A batch is fixed (moved) where it is used, not where the DataLoader is built.
+            fix = None
+            at_use = org is None or org.kind == "batch"
+            span = span_of(node) if at_use else org.span
+            if at_use and org is not None:
+                related.append((org.span, org.reason))
+                fix = self._move_at_use_fix(node, atext, b, btext, frame)
+            # Copies taken from a model inside a helper: moving the helper's result is no fix.
+            if not at_use and dev_text and org.kind != "snapshot":
+                fix = self._move_value_fix(org, dev_text, atext)
+        msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
+        self.add(Finding(code, span, msg, related, fix))
+
+    def _move_at_use_fix(self, node, atext: str, other: Val, other_text: str, frame) -> FixPlan | None:
+        """Move a batch where it meets the other side: the one use of its name in that expression."""
+        if not atext.isidentifier():
+            return None
+        uses = [n for n in walk(node) if isinstance(n, ast.Name) and n.id == atext]
+        dev_text = self._fix_device_text(other, other_text, frame, node.lineno)
+        if len(uses) != 1 or not dev_text:
+            return None
+        return FixPlan("append", span_of(uses[0]), text=f".to({dev_text})",
+                       title=f"Move it where it is used: `{atext}.to({dev_text})`")
+
+    def _move_value_fix(self, org: Origin, dev_text: str, atext: str) -> FixPlan | None:
+        if org.kind == "returned":
+            if not atext.isidentifier():
+                return None
+            return FixPlan("insert_after", org.span, text=f"{atext} = {atext}.to({dev_text})",
+                           title=f"Move it: `{atext} = {atext}.to({dev_text})`")
+        return FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
+
+    def _fix_device_text(self, other: Val, other_text: str, frame: Frame, line: int) -> str | None:
+        """A device expression valid at `line`: the other tensor's `.device` when it is a local name,
+        else the device variable it was moved to, a variable holding that device, a local tensor's
+        `.device`, or the device's literal."""
+        if other_text and other_text.isidentifier() and other.kind == "tensor" and other.text != MODULE_SIDE \
+                and self._available(other_text, frame, line):
+            return f"{other_text}.device"
+        dt = self._dev_text(other.dev)
+        if dt and other.dev.kind == "sym" and self._available(dt, frame, line):
+            return dt
+        if other.dev is not None and other.dev.known:
+            for f in dict.fromkeys((frame, self.module_frame)):  # a variable holding that device: `.to(device)`
+                for name, v in f.env.items():
+                    if v.kind == "device" and v.dev == other.dev and self._available(name, frame, line):
+                        return name
+        for name, v in frame.env.items():  # a local tensor already on that device
+            if v.kind == "tensor" and v.dev == other.dev and self._available(name, frame, line):
+                return f"{name}.device"
+        if dt and self._available(dt, frame, line):
+            return dt
+        return None
+
+    def report_index(self, node, base: Val, idx: Val, frame) -> None:
+        key = ("index", span_of(node))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        btext, itext = self.text(node.value), self.text(node.slice)
+        related = []
+        if base.origin:
+            related.append((base.origin.span, base.origin.reason))
+        if idx.origin:
+            related.append((idx.origin.span, idx.origin.reason))
+        fix = None
+        if isinstance(node.slice, ast.Name):
+            fix = FixPlan("append", span_of(node.value), text=f".to({itext}.device)",
+                          title=f"Index on the index's device: `{btext}.to({itext}.device)[{itext}]`")
+        self.add(Finding("DEV204", span_of(node),
+                         f"`{btext}` is on {base.dev.render()}" + (f" ({base.origin.reason})" if base.origin else "")
+                         + f" but its index `{itext}` is on {idx.dev.render()}"
+                         + (f" ({idx.origin.reason})" if idx.origin else ""), related, fix))
+
+    def module_mix(self, call, mod: Val, args: list[tuple[Val, str]], frame, method: str = "") -> bool:
+        obj = mod.obj
+        if obj is None or getattr(obj, "standalone", False):
+            return False
+        mdev = obj.dev
+        for v, t in args:
+            if v.kind != "tensor" or v.dev is None or not v.dev.known or (v.scalar and v.dev.is_cpu):
+                continue
+            if obj.dispatched:
+                if v.dev.is_cpu:
+                    self.report_dispatched_input(call, mod, v, t, frame)
+                    return True
+                continue
+            if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
+                continue
+            if v.dev.is_cpu:
+                self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin, text=MODULE_SIDE), self.text(call.func)
+                                               .removesuffix("." + method) if method else self.text(call.func)), frame)
+                return True
+            self.report_module_on_cpu(call, mod, v, t, frame)
+            return True
+        return False
+
+    def report_module_on_cpu(self, call, mod: Val, v: Val, vtext: str, frame) -> None:
+        obj = mod.obj
+        if obj.pending or getattr(obj, "in_plain_container", False):
+            return  # the root cause (DEV101 / DEV103) is reported where the module was added
+        key = ("module", obj.origin.span if obj.origin else span_of(call))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        mtext = self.text(call.func)
+        if isinstance(call.func, ast.Attribute) and call.func.attr in ("update", "forward", "generate", "compute"):
+            mtext = self.text(call.func.value)
+        if obj.role == "metric":
+            code, what = "DEV108", "metric"
+        elif obj.role == "loss":
+            code, what = "DEV203", "loss (its weight)"
+        elif obj.role == "criterion":
+            code, what = "DEV108", "criterion"
+        else:
+            code, what = "DEV106", "model"
+        same_scope = obj.origin is not None and self.scope_of(obj.origin.span.line) is self.scope_of(call.lineno)
+        span = obj.origin.span if code in ("DEV108", "DEV203") and same_scope else span_of(call)
+        related = [(span_of(call), f"called here with `{vtext}` (line {call.lineno})")]
+        if obj.origin:
+            related.append((obj.origin.span, obj.origin.reason))
+        if v.origin:
+            related.append((v.origin.span, v.origin.reason))
+        dev_text = self._fix_device_text(v, vtext, frame, call.lineno)
+        fix = None
+        astmt = getattr(obj, "assign_stmt", None)
+        if dev_text and astmt is not None and getattr(obj, "assign_frame", None) is frame and \
+                getattr(obj, "assign_name", None) == mtext and self._available(dev_text, frame, astmt.line):
+            fix = FixPlan("insert_after", astmt, text=f"{mtext}.to({dev_text})",
+                          title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
+        elif dev_text and frame.stmt_stack and is_dotted_name(mtext):
+            fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1 if code != "DEV106" else 0]),
+                          text=f"{mtext}.to({dev_text})", title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
+        oreason = obj.origin.reason if obj.origin else ""
+        if obj.moved is None and oreason and "never moved" not in oreason and code == "DEV106":
+            oreason += " and never moved"
+        msg = (f"the {what} `{mtext}` is on {obj.dev.render()}" + (f" ({oreason})" if oreason else "")
+               + f" but `{vtext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else ""))
+        self.add(Finding(code, span, msg, related, fix))
+
+    def report_dispatched_input(self, call, mod: Val, v: Val, vtext: str, frame) -> None:
+        obj = mod.obj
+        related = []
+        if obj.origin:
+            related.append((obj.origin.span, obj.origin.reason))
+        if v.origin:
+            related.append((v.origin.span, v.origin.reason))
+        mtext = self.text(call.func.value) if isinstance(call.func, ast.Attribute) else self.text(call.func)
+        fix = None
+        if isinstance(call.args[0] if call.args else None, ast.Name) and frame.stmt_stack and is_dotted_name(mtext):
+            name = call.args[0].id
+            fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1]),
+                          text=f"{name} = {name}.to({mtext}.get_input_embeddings().weight.device)",
+                          title="Send the inputs to the device of the model's first layer")
+        self.add(Finding("DEV502", span_of(call),
+                         f"`{vtext}` is on cpu" + (f" ({v.origin.reason})" if v.origin else "")
+                         + f" but `{mtext}` is placed by accelerate (device_map / quantization)"
+                         + (f" ({obj.origin.reason})" if obj.origin else "")
+                         + "; send inputs to the device of its first layer", related, fix))
+
+    def _resume_fix(self, opt: Obj) -> FixPlan | None:
+        """Move the model right after it is built (before the optimizer state is loaded)."""
+        move_text, _ = getattr(self, "_cur_move", (None, None))
+        lf = getattr(opt, "load_frame", None)
+        root = next((m for m in opt.modules if getattr(m, "assign_stmt", None) is not None), None)
+        if root is None:
+            root = next((m for m in self._all_modules if any(id(c.obj) in {id(x) for x in opt.modules}
+                         for c in m.attrs.values() if c.obj is not None) and getattr(m, "assign_stmt", None)), None)
+        if not move_text or root is None or lf is None or getattr(root, "assign_frame", None) is not lf:
+            return None
+        line = root.assign_stmt.line
+        inner = move_text[move_text.find("(") + 1:move_text.rfind(")")] if "(" in move_text else ""
+        if inner and not all(self._available(p.strip().split("=")[-1].strip(), lf, line) for p in inner.split(",")):
+            return None
+        text = f"{root.assign_name}{move_text}"
+        return FixPlan("insert_after", root.assign_stmt, text=text,
+                       title=f"Move the model before loading the optimizer state: `{text}`")

@@ -1,0 +1,344 @@
+"""Statements and control flow: assignments (names, attributes, subscripts, unpacking), if / for /
+while / with / try (branches joined, loop bodies run once), returns, defs.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
+from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame
+
+# Filled by devflow.analysis.interp once the Interpreter class is composed.
+STMT_HANDLERS: dict = {}
+
+
+class Statements:
+    """Runs statements over a frame; joins the environments of branches."""
+
+    def exec_block(self, stmts, frame: Frame) -> bool:
+        """Run statements; True when the block always ends in return/raise/break/continue."""
+        for st in stmts:
+            self.budget -= 1
+            if self.budget <= 0:
+                return False
+            handler = STMT_HANDLERS.get(type(st))
+            if handler is None:
+                continue
+            frame.stmt_stack.append(st)
+            try:
+                if handler(self, st, frame):
+                    return True
+            finally:
+                frame.stmt_stack.pop()
+        return False
+
+    def s_Expr(self, st, frame):
+        val = self.eval(st.value, frame)
+        call = st.value
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda") \
+                and isinstance(call.func.value, ast.Name) and val.kind == "tensor" and \
+                self._recv.get(id(call)) is not None and self._recv[id(call)].kind == "unknown" and not self.standalone:
+            # `model.to(device)` as a statement: only modules move in place, so `model` is a module now there
+            obj = Obj("module", dev=val.dev, origin=val.origin, moved=val.origin, moved_frame=frame)
+            obj.move_call = self.text(call)[len(call.func.value.id):]  # type: ignore[attr-defined]
+            obj.move_recv = call.func.value.id  # type: ignore[attr-defined]
+            frame.env[call.func.value.id] = Val("module", obj=obj, text=call.func.value.id)
+            return False
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "cpu"):
+            recv = self._recv.get(id(call))
+            if recv is not None and recv.kind == "tensor" and recv.batch == ENCODING and call.func.attr == "to" \
+                    and isinstance(call.func.value, ast.Name) and val.kind == "tensor":
+                frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding.to() moves in place
+                return False
+            if recv is not None and recv.kind == "tensor" and val.kind == "tensor":
+                name = self.text(call.func.value)
+                self.add(Finding(
+                    "DEV107", span_of(st),
+                    f"`{self.text(call)}` returns a new tensor that is thrown away: `{name}` stays on "
+                    f"{recv.dev.render() if recv.dev else 'its device'}" + (f" ({recv.origin.reason})" if recv.origin else ""),
+                    [(recv.origin.span, recv.origin.reason)] if recv.origin else [],
+                    FixPlan("assign", span_of(st), name=name, title=f"Assign the result: `{name} = {self.text(call)}`",
+                            applicability="safe") if isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Subscript)) else None))
+        return False
+
+    def s_Assign(self, st, frame):
+        conversion = self._moved_arg_of_builder(st, frame)
+        val = self.eval(st.value, frame)
+        val = self._reanchor(st, val, frame)
+        for t in st.targets:
+            self.assign(t, val, frame, st)
+        if conversion is not None:
+            self._conversion_after_move(st, frame, conversion)
+        return False
+
+    def _moved_arg_of_builder(self, st, frame) -> Obj | None:
+        call = st.value
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and len(st.targets) == 1
+                and isinstance(st.targets[0], ast.Name)):
+            return None
+        fval = self.lookup(call.func.id, frame)
+        if fval is None or fval.kind != "func" or not self.builds_modules(fval.func.node):
+            return None
+        for a in call.args:
+            v = self.lookup(a.id, frame) if isinstance(a, ast.Name) else None
+            if v is not None and v.kind == "module" and v.obj is not None and v.obj.moved is not None \
+                    and not getattr(v.obj, "standalone", False):
+                return v.obj
+        return None
+
+    def _conversion_after_move(self, st, frame, moved: Obj) -> None:
+        """`model = convert(model)` after the move, where `convert` (same file) builds new modules."""
+        name = st.value.func.id
+        code = "DEV602" if any(w in name.lower() for w in ("convert", "sync")) else "DEV102"
+        target = st.targets[0].id
+        mc = getattr(moved, "move_call", None)
+        fix = FixPlan("insert_after", span_of(st), text=f"{target}{mc}", title=f"Move the model again after the conversion: `{target}{mc}`") if mc else None
+        f = self.add(Finding(code, span_of(st),
+                             f"`{name}()` builds new modules (on cpu) after the model was moved ({moved.moved.reason}); "
+                             f"they are not moved: move the model after the conversion",
+                             [(moved.moved.span, moved.moved.reason)], fix))
+        frame.pending_names[target] = f
+
+    def s_AnnAssign(self, st, frame):
+        if st.value is not None:
+            self.assign(st.target, self._reanchor(st, self.eval(st.value, frame), frame), frame, st)
+        return False
+
+    def s_AugAssign(self, st, frame):
+        left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else UNKNOWN
+        right = self.eval(st.value, frame)
+        val = self.binop(st, left, right, frame)
+        if isinstance(st.target, ast.Name):
+            self.assign(st.target, val, frame, st)
+        return False
+
+    def s_If(self, st, frame):
+        cond = self.truth(st.test, frame)
+        if cond is True:
+            return self.exec_block(st.body, frame)
+        if cond is False:
+            return self.exec_block(st.orelse, frame)
+        before = dict(frame.env)
+        t_body = self.exec_block(st.body, frame)
+        env_body = frame.env
+        frame.env = dict(before)
+        t_else = self.exec_block(st.orelse, frame)
+        env_else = frame.env
+        if t_body and t_else:
+            frame.env = before
+            return True
+        if t_body:
+            frame.env = env_else
+        elif t_else:
+            frame.env = env_body
+        else:
+            frame.env = self.join_env(env_body, env_else)
+        return False
+
+    def s_For(self, st, frame):
+        it = self.eval(st.iter, frame)
+        elem = self.iter_elem(it, st.iter, frame)
+        before = dict(frame.env)
+        self.assign(st.target, elem, frame, st)
+        self.exec_block(st.body, frame)
+        frame.env = self.join_env(before, frame.env)
+        self.exec_block(st.orelse, frame)
+        return False
+
+    s_AsyncFor = s_For
+
+    def s_While(self, st, frame):
+        self.eval(st.test, frame)
+        before = dict(frame.env)
+        self.exec_block(st.body, frame)
+        frame.env = self.join_env(before, frame.env)
+        self.exec_block(st.orelse, frame)
+        return False
+
+    def s_With(self, st, frame):
+        saved = (self.default_dev, self.default_origin)
+        for item in st.items:
+            ctx = item.context_expr
+            val = self.eval(ctx, frame)
+            if isinstance(ctx, ast.Call) and self.qualname(ctx.func, frame) == "torch.device" and val.kind == "device":
+                self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}")
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, UNKNOWN, frame, st)
+        ended = self.exec_block(st.body, frame)
+        self.default_dev, self.default_origin = saved
+        return ended
+
+    s_AsyncWith = s_With
+
+    def s_Try(self, st, frame):
+        before = dict(frame.env)
+        self.exec_block(st.body, frame)
+        env = frame.env
+        for h in st.handlers:
+            frame.env = dict(before)
+            self.exec_block(h.body, frame)
+            env = self.join_env(env, frame.env)
+        frame.env = env
+        self.exec_block(st.orelse, frame)
+        self.exec_block(st.finalbody, frame)
+        return False
+
+    s_TryStar = s_Try
+
+    def s_Return(self, st, frame):
+        val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
+        frame.returns = val if frame.returns is None else self.join(frame.returns, val)
+        return True
+
+    def s_Raise(self, st, frame):
+        return True
+
+    def s_Continue(self, st, frame):
+        return True
+
+    s_Break = s_Continue
+
+    def s_FunctionDef(self, st, frame):
+        owner = None
+        kind = "function"
+        frame.env[st.name] = Val("func", func=FuncRef(st, frame if frame is not self.module_frame else None, owner, kind))
+        frame.assigned.setdefault(st.name, st.lineno)
+        return False
+
+    s_AsyncFunctionDef = s_FunctionDef
+
+    def s_ClassDef(self, st, frame):
+        info = next((c for c in self.index.all_classes if c.node is st), None)
+        if info is not None:
+            frame.env[st.name] = Val("class", func=info)
+            frame.assigned.setdefault(st.name, st.lineno)
+        return False
+
+    def _reanchor(self, st, val: Val, frame: Frame) -> Val:
+        """A cpu tensor returned by a same-file call gets its origin at this assignment."""
+        value = st.value
+        if isinstance(value, ast.Call) and id(value) in self._interproc:
+            reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
+            org = Origin(span_of(st), reason, "returned")
+            if val.kind == "tensor":
+                return Val("tensor", val.dev, org, scalar=val.scalar)
+            if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
+                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar) if v.kind == "tensor" else v
+                                          for v in val.obj.items])
+                return Val("obj", obj=new)
+        return val
+
+    def assign(self, target, val: Val, frame: Frame, st) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+            if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
+                text = self.sym_names.setdefault(val.dev.key, name)
+                val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+            frame.env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
+                    and isinstance(st, ast.Assign):
+                val.obj.assign_stmt = span_of(st)  # type: ignore[attr-defined]
+                val.obj.assign_name = name  # type: ignore[attr-defined]
+                val.obj.assign_frame = frame  # type: ignore[attr-defined]
+                self._all_modules.append(val.obj)
+            frame.assigned.setdefault(name, getattr(st, "lineno", None) or getattr(target, "lineno", 0))
+            if name in frame.pending_names and val.kind == "module" and val.obj is not None and \
+                    getattr(st, "value", None) is not None and isinstance(st.value, ast.Call) and \
+                    isinstance(st.value.func, ast.Attribute) and st.value.func.attr in ("to", "cuda"):
+                frame.pending_names.pop(name).cancelled = True
+            if frame is not self.module_frame or True:
+                self.hint(target, name, val)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            elts = target.elts
+            items = val.obj.items if val.kind == "obj" and val.obj is not None and val.obj.kind in ("tuple", "list") else None
+            for i, t in enumerate(elts):
+                if isinstance(t, ast.Starred):
+                    self.assign(t.value, UNKNOWN, frame, st)
+                    continue
+                if items is not None and len(items) == len(elts):
+                    self.assign(t, items[i], frame, st)
+                elif val.kind == "tensor":
+                    self.assign(t, Val("tensor", val.dev, val.origin, scalar=not val.batch, batch=val.batch), frame, st)
+                elif val.kind == "obj" and val.obj is not None and val.elem is not None:
+                    self.assign(t, val.elem, frame, st)
+                else:
+                    self.assign(t, UNKNOWN, frame, st)
+        elif isinstance(target, ast.Attribute):
+            base = self.eval(target.value, frame)
+            if base.obj is not None and base.kind in ("module", "obj"):
+                self.set_attr(base, target, val, frame, st)
+        elif isinstance(target, ast.Subscript):
+            base = self.eval(target.value, frame)
+            parent = base.obj if base.kind in ("module", "attr") else None
+            if parent is not None and parent.kind == "module" and val.kind == "module" and val.obj is not None \
+                    and parent.moved is not None and val.obj.moved is None and not getattr(parent, "standalone", False) \
+                    and definitely_differ(val.obj.dev or CPU, parent.dev):
+                self.report_added_after_move(parent, val.obj, target, st, frame)
+                parent.items.append(val)
+            elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
+                self._store_into_batch(target.value.id, base, val, frame)
+            elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
+                key = self.eval(target.slice, frame)
+                if key.kind == "const" and isinstance(key.const, (str, int)):
+                    base.obj.keys[key.const] = val
+                else:
+                    base.elem = val if base.elem is None else self.join(base.elem, val)
+        elif isinstance(target, ast.Starred):
+            self.assign(target.value, UNKNOWN, frame, st)
+
+    def _store_into_batch(self, name: str, batch: Val, val: Val, frame: Frame) -> None:
+        """`batch[k] = v` where `batch` is a dict of tensors modelled as one tensor: after a tensor
+        on another device, or an unknown value, is stored, the entries are on no single known
+        device, so the batch stays silent (`for k, v in batch.items(): batch[k] = v.to(device)`)."""
+        if val.kind == "tensor":
+            dev = join(batch.dev, val.dev)
+        elif val.kind == "unknown":
+            dev = TOP
+        else:
+            return  # a non-tensor entry moves nothing
+        if dev != batch.dev:
+            frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
+
+    def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
+        obj = base.obj
+        name = target.attr
+        if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and isinstance(target.value, ast.Name):
+            text = self.sym_names.setdefault(val.dev.key, f"{target.value.id}.{name}")  # `self.device`
+            val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+        if not self.standalone and isinstance(target.value, ast.Name):
+            self.hint(target, f"{target.value.id}.{name}", val)
+        if obj.kind == "module" and val.kind == "module" and val.obj is not None and val.obj is not obj:
+            obj.children.add(name)
+            child = val.obj
+            if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
+                    and not getattr(obj, "standalone", False):
+                self.report_added_after_move(obj, child, target, st, frame)
+        elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
+                and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
+            self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
+        obj.attrs[name] = val
+
+    def join(self, a: Val, b: Val) -> Val:
+        if a is b:
+            return a
+        if a.kind == b.kind == "tensor":
+            dev = join(a.dev, b.dev)
+            return Val("tensor", dev, a.origin if dev == a.dev else (b.origin if dev == b.dev else None),
+                       scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
+        if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
+            return a
+        if a.kind == b.kind == "const" and a.const == b.const:
+            return a
+        if a.kind == b.kind == "device" and a.dev == b.dev:
+            return a
+        return UNKNOWN
+
+    def join_env(self, a: dict, b: dict) -> dict:
+        out = dict(a)
+        for k, v in b.items():
+            old = out.get(k)
+            out[k] = v if old is None else self.join(old, v)
+        return out

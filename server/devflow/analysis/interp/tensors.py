@@ -1,0 +1,51 @@
+"""Tensor methods: moves (`.to`, `.cuda`, `.cpu`), `new_*` factories, and ops whose tensor
+arguments must share the receiver's device.
+"""
+
+from __future__ import annotations
+
+from devflow.analysis import torch_api as T
+from devflow.analysis.lattice import CPU, CUDA, Dev
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of
+
+
+class Tensors:
+    """Methods called on tensors."""
+
+    def tensor_method(self, node, t: Val, name: str, args, kwargs, frame) -> Val:
+        if name == "to":
+            dev = self.parse_to_args(args, kwargs, t.dev)
+            if dev is t.dev:
+                return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
+        if name == "cuda":
+            dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
+        if name == "cpu":
+            return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}"),
+                       scalar=t.scalar, batch=t.batch)
+        if name == "keys":  # not a Tensor method: `t` is a dict of tensors; its keys are not tensors
+            return UNKNOWN
+        if name == "items":
+            value = Val("tensor", t.dev, t.origin)
+            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, value])))
+        if name in ("item", "tolist"):
+            return UNKNOWN
+        if name in T.NON_TENSOR_METHODS:
+            return UNKNOWN
+        if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
+            d = kwargs.get("device")
+            return Val("tensor", d.dev if d is not None and d.kind == "device" else t.dev, t.origin)
+        if name in ("copy_", "type_as", "masked_scatter_", "set_"):
+            return t
+        tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+        if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
+            return UNKNOWN
+        scalar = t.scalar
+        if name in ("sum", "mean", "max", "min", "prod", "norm", "std", "var", "all", "any", "amax", "amin") and not args \
+                and not kwargs:
+            scalar = True
+        return Val("tensor", t.dev, t.origin, scalar=scalar)
