@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import time
 
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
@@ -40,7 +41,7 @@ def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
     A substring test first keeps files that mention none of the names at a few microseconds."""
     if not any(name in source for name in TORCH_ECOSYSTEM):
         return False
-    stack = list(tree.body)
+    stack = list(reversed(tree.body))  # imports are usually on top: found first
     while stack:
         st = stack.pop()
         if isinstance(st, ast.Import):
@@ -53,7 +54,7 @@ def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
             for name in ("body", "orelse", "finalbody", "handlers", "cases"):
                 sub = getattr(st, name, None)
                 if sub:
-                    stack.extend(sub)
+                    stack.extend(reversed(sub))
     return False
 
 
@@ -92,12 +93,15 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
     return result
 
 
-def analyze(source: str, path: str | None = None, retain: list | None = None) -> FileResult:
+def analyze(source: str, path: str | None = None, retain: list | None = None,
+            deadline: float | None = None) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
-    rather free them later (an editor server, after publishing) than on its latency path."""
+    rather free them later (an editor server, after publishing) than on its latency path.
+    `deadline`: a `time.monotonic()` value; past it the interpreter stops (checked where it counts its
+    statement budget) and the remaining rules are skipped; `FileResult.partial` then says so."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain)
+        return _analyze(source, result, retain, deadline)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -106,7 +110,7 @@ def analyze(source: str, path: str | None = None, retain: list | None = None) ->
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, deadline: float | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -126,7 +130,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
         return result  # nothing device-related can happen here
     index = FileIndex(tree)
     n_lines = source.count("\n") + 1
-    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000)
+    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, deadline=deadline)
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 6000))
@@ -143,6 +147,9 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
     text = SourceText(source)
     seen: set = set()
     for rule in ALL_RULES:
+        if deadline is not None and time.monotonic() > deadline:
+            result.partial = True
+            break
         try:
             for f in rule.check(ctx):
                 key = (f.code, f.span)
@@ -152,6 +159,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
                 result.diagnostics.append(_diagnostic(f, cols, text, tree, ctx))
         except Exception as e:  # noqa: BLE001 - one rule's failure must not hide the others
             result.rule_errors.append(f"{rule.code}: {type(e).__name__}: {e}")
+    result.partial = result.partial or interp.out_of_time
     result.diagnostics.sort(key=lambda d: (d.span.line, d.span.col, d.code))
     result.hints = _hints(interp.hints, cols)
     interp.release()

@@ -108,3 +108,5 @@ class FileResult:
     error_span: Span | None = None
     # Rules that raised on this file: "DEV101: ValueError: ..." (logged, the rest still reported).
     rule_errors: list[str] = field(default_factory=list)
+    # The analysis stopped at the caller's deadline: the diagnostics cover part of the file only.
+    partial: bool = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_right
 
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import statements, walk
@@ -193,6 +194,22 @@ class TensorAttributeNotBuffer(Rule):
     def check(self, ctx: Context) -> list[Finding]:
         out = []
         moved = getattr(ctx.interp, "moved_classes", set())
+        # Tensor attributes the interpreter saw, by the class definition whose body holds the statement
+        # (a name may be defined many times; a statement outside every definition of the name, set by
+        # a helper function, belongs to each). One pass: linear in the file.
+        defs: dict[str, list[tuple[int, int, object]]] = {}
+        for cls in ctx.index.all_classes:
+            defs.setdefault(cls.name, []).append((cls.node.lineno, cls.node.end_lineno or cls.node.lineno, cls))
+        for spans in defs.values():
+            spans.sort(key=lambda d: d[0])
+        owned: dict[tuple, list[tuple[str, ast.stmt]]] = {}  # ("def", id(class info)) or ("name", name)
+        for (cname, name), sts in getattr(ctx.interp, "tensor_attrs", {}).items():
+            spans = defs.get(cname, [])
+            starts = [d[0] for d in spans]
+            for st in sts:
+                i = bisect_right(starts, st.lineno) - 1
+                owner = spans[i][2] if i >= 0 and spans[i][0] <= st.lineno <= spans[i][1] else None
+                owned.setdefault(("def", id(owner)) if owner is not None else ("name", cname), []).append((name, st))
         for cls in ctx.index.all_classes:
             if not cls.is_module or cls.name not in moved:
                 continue
@@ -204,11 +221,11 @@ class TensorAttributeNotBuffer(Rule):
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and (name := _self_attr(st.targets[0])) \
                         and self._cpu_tensor(ctx, st.value):
                     candidates.setdefault(name, []).append(st)
-            for (cname, name), sts in getattr(ctx.interp, "tensor_attrs", {}).items():
-                if cname == cls.name:
-                    for st in sts:
-                        if isinstance(st, ast.Assign) and st not in candidates.get(name, []):
-                            candidates.setdefault(name, []).append(st)
+            taken = {id(st) for sts in candidates.values() for st in sts}
+            for name, st in owned.get(("def", id(cls)), []) + owned.get(("name", cls.name), []):
+                if isinstance(st, ast.Assign) and id(st) not in taken:
+                    taken.add(id(st))
+                    candidates.setdefault(name, []).append(st)
             if not candidates:
                 continue
             registered = set()  # walked only for the rare class with a candidate

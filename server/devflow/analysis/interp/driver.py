@@ -5,6 +5,7 @@ runs once on its own (unknown arguments, calls not followed); source text and de
 from __future__ import annotations
 
 import ast
+import time
 
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
@@ -18,9 +19,13 @@ from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, 
 class Driver:
     """State of one run over a file, the entry points, source text and hints."""
 
-    def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int):
+    def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int, deadline: float | None = None):
         self.tree = tree
         self.source = source
+        # time.monotonic() past which the run stops as if its budget were spent (a caller's time
+        # budget per file); `out_of_time` then says the file was only partly analysed.
+        self.deadline = deadline
+        self.out_of_time = False
         self.lines = source.splitlines()
         self._blines: dict[int, bytes] = {}
         self.index = index
@@ -51,6 +56,14 @@ class Driver:
         self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
         self._interproc: set[int] = set()
         self._optimizers: list[Obj] = []
+
+    def past_deadline(self) -> bool:
+        """Checked where the budget is counted (every 256 statements): stops the run when past the deadline."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            self.out_of_time = True
+            self.budget = 0
+            return True
+        return False
 
     def run(self) -> None:
         DECO_CACHE.clear()  # per file: never keeps another file's tree alive
@@ -151,12 +164,16 @@ class Driver:
         if not hasattr(self, "_ranges"):
             self._ranges = sorted(((f.lineno, f.end_lineno or f.lineno, f) for f in self.index.functions),
                                   key=lambda r: (r[0], -r[1]))
+            self._scope_cache = {}
+        if line in self._scope_cache:
+            return self._scope_cache[line]
         best = None
         for start, end, fn in self._ranges:
             if start > line:
                 break
             if start <= line <= end:
                 best = fn
+        self._scope_cache[line] = best
         return best
 
     def text(self, node: ast.AST) -> str:

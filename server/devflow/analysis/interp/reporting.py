@@ -70,6 +70,7 @@ class Reporting:
         """Report when two tensors (or a module and a tensor) are definitely on different devices."""
         tensors = [(v, t) for v, t in vals if v.kind == "tensor" and v.dev is not None and v.dev.known
                    and not (v.scalar and v.dev.is_cpu)]
+        tensors = _first_per_device(tensors)  # same first pair, linear in a long operand list
         for i in range(len(tensors)):
             for j in range(i + 1, len(tensors)):
                 a, b = tensors[i], tensors[j]
@@ -307,3 +308,20 @@ class Reporting:
         text = f"{root.assign_name}{move_text}"
         return FixPlan("insert_after", root.assign_stmt, text=text,
                        title=f"Move the model before loading the optimizer state: `{text}`")
+
+
+def _first_per_device(tensors: list) -> list:
+    """The first operand of each concrete device, and the first accelerator-meant symbolic one (symbolic
+    devices differ only from cpu, and only when meant as the accelerator): the first pair that
+    differs is the same as in the full list, and the list stays short (`a < b < ... ` 10,000 terms)."""
+    out, seen, accel_sym = [], set(), False
+    for v, t in tensors:
+        dev = v.dev
+        if dev.kind == "sym":
+            if dev.accel and not accel_sym:
+                accel_sym = True
+                out.append((v, t))
+        elif dev not in seen:
+            seen.add(dev)
+            out.append((v, t))
+    return out

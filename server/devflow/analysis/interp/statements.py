@@ -22,7 +22,7 @@ class Statements:
         """Run statements; True when the block always ends in return/raise/break/continue."""
         for st in stmts:
             self.budget -= 1
-            if self.budget <= 0:
+            if self.budget <= 0 or (not self.budget & 255 and self.past_deadline()):
                 return False
             handler = STMT_HANDLERS.get(type(st))
             if handler is None:
@@ -211,7 +211,10 @@ class Statements:
     s_AsyncFunctionDef = s_FunctionDef
 
     def s_ClassDef(self, st, frame):
-        info = next((c for c in self.index.all_classes if c.node is st), None)
+        by_node = self.__dict__.get("_class_of_node")
+        if by_node is None:  # built once: a lookup per class definition stays linear in the file
+            by_node = self._class_of_node = {id(c.node): c for c in self.index.all_classes}
+        info = by_node.get(id(st))
         if info is not None:
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
