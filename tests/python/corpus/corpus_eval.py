@@ -79,7 +79,7 @@ def _meta(shared: Path, mode: str | None, script: Path, args: list[str], cwd: Pa
     cmd = [sys.executable, str(shared / "corpus" / "tools" / "meta_run.py")]
     if mode and mode != "plain":
         cmd.append(f"--{mode}")
-    cmd += [str(script), *args]
+    cmd += ["--workdir", str(cwd), str(script), *args]  # a setup run's outputs stay for the check run
     try:
         p = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
@@ -144,9 +144,10 @@ def evaluate_folder(shared: Path, folder: str, run_fixes: bool = True) -> dict:
             "hit": any((name, ln) in places for name, _, ln in buggy),
             "fixed_diagnostics": [f"{c}:{name}:{ln}" for name, c, ln in fixed],
             "rule_errors": [c for _, c, _ in buggy + fixed if c.startswith("rule-error")],
-            # runnable, and the maintainers' fix itself runs to the end under the recorded validation
-            "fix_eligible": bool(case.get("runnable_offline")) and
-                            all(r.get("status") == "ok" for r in recorded_fixed),
+            # runnable offline, reproduced by the recorded validation, and the maintainers' fix itself
+            # runs to the end there
+            "fix_eligible": bool(case.get("runnable_offline")) and case.get("validated", {}).get("status") is True
+                            and all(r.get("status") == "ok" for r in recorded_fixed),
         })
     if run_fixes:
         eligible = [(r, shared / "corpus" / folder / r["id"]) for r in rows if r["fix_eligible"]]

@@ -262,8 +262,13 @@ class Reporting:
             fix = FixPlan("insert_after", astmt, text=f"{mtext}.to({dev_text})",
                           title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
         elif dev_text and frame.stmt_stack and is_dotted_name(mtext):
-            fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1 if code != "DEV106" else 0]),
-                          text=f"{mtext}.to({dev_text})", title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
+            # A model is moved once, before the outermost enclosing statement, where the device's names
+            # are already bound (else as far out as they are: never above the loop that defines `x`).
+            stack = frame.stmt_stack if code == "DEV106" else frame.stmt_stack[-1:]
+            at = next((st for st in stack if self._available(dev_text, frame, st.lineno - 1)), None)
+            if at is not None:
+                fix = FixPlan("insert_before", span_of(at), text=f"{mtext}.to({dev_text})",
+                              title=f"Move the {what.split(' ')[0]}: `{mtext}.to({dev_text})`")
         oreason = obj.origin.reason if obj.origin else ""
         if obj.moved is None and oreason and "never moved" not in oreason and code == "DEV106":
             oreason += " and never moved"
