@@ -29,6 +29,7 @@ class DefaultDeviceLeak(Rule):
         default = _sets_cuda_default(ctx)
         if default is None and "torchsummary" not in ctx.source:
             return out
+        tname = next((alias for alias, full in ctx.index.aliases.items() if full == "torch"), "torch")
         for n in ctx.index.nodes:
             if not isinstance(n, ast.Call):
                 continue
@@ -45,7 +46,9 @@ class DefaultDeviceLeak(Rule):
                         f"DataLoader's sampler draws from a cpu generator: \"Expected a 'cuda' device type for "
                         f"generator\"", [(span(default), "cuda default set here")],
                         FixPlan("add_kwarg", span(n), name="generator",
-                                text="torch.Generator(device=torch.get_default_device())",
+                                # the device new tensors get: set_default_tensor_type does not change
+                                # torch.get_default_device(), but both set what torch.empty(0) is on
+                                text=f"{tname}.Generator(device={tname}.empty(0).device)",
                                 title="Give the DataLoader a generator on the default device")))
             if q == "torchsummary.summary" and kw(n, "device") is None and n.args:
                 m = ctx.text(n.args[0])

@@ -197,9 +197,13 @@ class Reporting:
         if idx.origin:
             related.append((idx.origin.span, idx.origin.reason))
         fix = None
-        if isinstance(node.slice, ast.Name):
-            fix = FixPlan("append", span_of(node.value), text=f".to({itext}.device)",
-                          title=f"Index on the index's device: `{btext}.to({itext}.device)[{itext}]`")
+        # The index tensor by name: the whole subscript (`t[idx]`) or one item of it (`t[idx, :]`).
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        names = [p.id for p in parts if isinstance(p, ast.Name) and self.lookup(p.id, frame) is idx]
+        if len(names) == 1:
+            name = names[0]
+            fix = FixPlan("append", span_of(node.value), text=f".to({name}.device)",
+                          title=f"Index on the index's device: `{btext}.to({name}.device)[{itext}]`")
         self.add(Finding("DEV204", span_of(node),
                          f"`{btext}` is on {base.dev.render()}" + (f" ({base.origin.reason})" if base.origin else "")
                          + f" but its index `{itext}` is on {idx.dev.render()}"
