@@ -30,20 +30,19 @@ class Library:
                 return Val("obj", obj=Obj("tokenizer", qual=q))
             dm = kwargs.get("device_map")
             obj = Obj("module", qual=q, origin=Origin(span_of(node), f"loaded at line {node.lineno}"))
+            dm_node = next((k.value for k in node.keywords if k.arg == "device_map"), None)
             quant = next((k for k in ("load_in_8bit", "load_in_4bit") if k in kwargs and kwargs[k].kind == "const"
                           and kwargs[k].const is True), None)
-            if quant is not None or "quantization_config" in kwargs:
+            if dm is not None and _dispatches(dm, dm_node):
+                # Only a model spread over several devices or offloaded is dispatched; a quantized
+                # model without device_map, or device_map=0 / "cuda:0" / {"": 0}, sits on one device.
                 obj.dispatched = True
                 obj.dev = TOP
-                obj.origin = Origin(span_of(node), f"loaded quantized ({quant or 'quantization_config'}) at line {node.lineno}")
-                return Val("module", obj=obj)
-            if dm is not None:
-                if (dm.kind == "const" and dm.const in ("auto", "balanced", "balanced_low_0", "sequential")):
-                    obj.dispatched = True
-                    obj.dev = TOP
-                    obj.origin = Origin(span_of(node), f"loaded with device_map={self.text(next(k.value for k in node.keywords if k.arg == 'device_map')) if any(k.arg == 'device_map' for k in node.keywords) else repr(dm.const)} at line {node.lineno}")
-                else:
-                    obj.dev = TOP
+                obj.origin = Origin(span_of(node), f"loaded with device_map={self.text(dm_node) if dm_node is not None else repr(dm.const)}"
+                                    + (f" ({quant or 'quantization_config'})" if quant or "quantization_config" in kwargs else "")
+                                    + f" at line {node.lineno}")
+            elif dm is not None or quant is not None or "quantization_config" in kwargs:
+                obj.dev = TOP
             elif q.startswith(("transformers.", "diffusers.")) and not any(k.arg is None for k in node.keywords):
                 obj.dev = CPU
                 obj.origin = Origin(span_of(node), f"loaded on cpu at line {node.lineno}")
@@ -319,3 +318,16 @@ class Library:
             batch = UNKNOWN
         obj.attrs["batch"] = batch
         return Val("obj", obj=obj)
+
+
+_DISPATCH_STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def _dispatches(dm, node) -> bool:
+    """Whether a `device_map=` spreads the model over several devices or offloads part of it."""
+    if dm.kind == "const":
+        return dm.const in _DISPATCH_STRATEGIES
+    if isinstance(node, ast.Dict) and all(isinstance(v, ast.Constant) for v in node.values):
+        places = {v.value for v in node.values}
+        return len(places) > 1 or bool(places & {"cpu", "disk"})
+    return False
