@@ -214,6 +214,7 @@ class Reporting:
         if obj is None or getattr(obj, "standalone", False):
             return False
         mdev = obj.dev
+        reported = False
         for v, t in args:
             if v.kind != "tensor" or v.dev is None or not v.dev.known or (v.scalar and v.dev.is_cpu):
                 continue
@@ -225,12 +226,17 @@ class Reporting:
             if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
                 continue
             if v.dev.is_cpu:
+                # every cpu input is reported (each where it was made), so that fixing them all makes
+                # the call run, not only the first one
                 self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin, text=MODULE_SIDE), self.text(call.func)
                                                .removesuffix("." + method) if method else self.text(call.func)), frame)
-                return True
+                reported = True
+                continue
+            if reported:
+                continue
             self.report_module_on_cpu(call, mod, v, t, frame)
             return True
-        return False
+        return reported
 
     def report_module_on_cpu(self, call, mod: Val, v: Val, vtext: str, frame) -> None:
         obj = mod.obj
