@@ -105,6 +105,9 @@ class Library:
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
         rest = q[6:]
         last = rest.rsplit(".", 1)[-1]
+        if rest in ("compile", "jit.script") and args and args[0].kind == "module":
+            # the compiled wrapper shares the module's parameters: moving either moves both
+            return args[0]
         if "__opaque__" in kwargs and "device" not in kwargs:
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
@@ -114,7 +117,10 @@ class Library:
                 if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
                     return Val("tensor", dev, d.origin)
                 return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"))
-            scalar = False
+            # an empty shape (`torch.ones(())`, `torch.zeros([])`, `size=()`) makes a 0-dim tensor: a
+            # cpu scalar that mixes with any device
+            shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)
+            scalar = isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts
             if rest in T.MAYBE_SCALAR_FACTORIES:
                 a0 = node.args[0] if node.args else None
                 scalar = not (isinstance(a0, (ast.List, ast.ListComp, ast.Tuple)) or
