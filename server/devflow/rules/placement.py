@@ -186,6 +186,11 @@ class ModuleCreatedInForward(Rule):
         return True
 
 
+# Uses of a tensor attribute that never combine it with another tensor.
+_NO_DEVICE_USE = frozenset({"to", "cuda", "cpu", "device", "type_as", "shape", "size", "numel", "dim", "ndim", "dtype",
+                            "item", "tolist", "numpy", "nelement", "is_cuda", "requires_grad", "stride"})
+
+
 class TensorAttributeNotBuffer(Rule):
     """DEV105: `self.scale = torch.FloatTensor(...)` in __init__ of a moved module, used in another method."""
 
@@ -276,7 +281,10 @@ class TensorAttributeNotBuffer(Rule):
                     if isinstance(n.ctx, ast.Store):
                         return False
                     p = parents.get(n)
-                    if isinstance(p, ast.Attribute) and p.attr in ("to", "cuda", "device", "type_as"):
+                    if isinstance(p, ast.Attribute) and p.attr in _NO_DEVICE_USE:
+                        continue  # moved, or only its metadata read: it never meets a device tensor here
+                    if isinstance(p, ast.Call) and n in p.args and isinstance(p.func, ast.Name) and \
+                            p.func.id in ("len", "print", "str", "repr", "isinstance", "type", "id", "hasattr"):
                         continue
                     return True
         return False

@@ -50,9 +50,13 @@ class LoadWithoutMapLocation(Rule):
                 or not chooses_cpu_fallback(ctx.tree):
             return []
         out = []
+        written = _saved_paths(ctx)
         for n in ctx.index.nodes:
             if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
                     and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
+                path = n.args[0] if n.args else kw(n, "f")
+                if path is not None and _path_key(ctx, path) in written:
+                    continue  # a checkpoint this program writes itself, on the machine that reads it
                 out.append(Finding(
                     self.code, span(n),
                     f"`{ctx.text(n)}` has no map_location: a checkpoint saved on a GPU is restored onto that GPU, which "
@@ -60,6 +64,21 @@ class LoadWithoutMapLocation(Rule):
                     [], FixPlan("add_kwarg", span(n), text='"cpu"', name="map_location",
                                 title='Load onto cpu: add `map_location="cpu"`')))
         return out
+
+
+def _path_key(ctx: Context, node: ast.AST):
+    return ("const", node.value) if isinstance(node, ast.Constant) else ("text", ctx.text(node))
+
+
+def _saved_paths(ctx: Context) -> set:
+    """The paths `torch.save(obj, path)` writes in this file (as constants or as the same expression)."""
+    out = set()
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.save":
+            path = n.args[1] if len(n.args) > 1 else kw(n, "f")
+            if path is not None:
+                out.add(_path_key(ctx, path))
+    return out
 
 
 class OptimizerLoadedBeforeMove(Rule):
