@@ -15,7 +15,8 @@ class Origin:
     `kind` says how, for the rules and fixes that depend on it (the phrase is for people):
     "factory" (a factory call without device=), "legacy" (a legacy cpu constructor), "batch"
     (a DataLoader batch), "snapshot" (copies of a not-yet-moved model's tensors), "returned"
-    (returned by a same-file call), or "" for anything else.
+    (returned by a same-file call), "unknown-moved" (`x.to(device)` on a value of unknown kind: on that
+    device, but maybe a module), or "" for anything else.
     """
 
     span: Span

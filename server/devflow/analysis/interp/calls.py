@@ -101,7 +101,8 @@ class Calls:
                 dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else \
                     (Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA)
                 if dev is not None and dev.known:
-                    return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"))
+                    return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}",
+                                                     "unknown-moved"))
             return UNKNOWN
         if kind == "func":
             if self.standalone:

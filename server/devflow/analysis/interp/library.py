@@ -24,6 +24,9 @@ class Library:
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q.startswith("peft.") and last in _PEFT_WRAPPERS and args and args[0].kind == "module":
+            # PEFT wraps the model it is given (same parameters, same placement)
+            return args[0]
         if last == "from_pretrained" or last == "from_config":
             owner = q.rsplit(".", 2)[-2] if q.count(".") >= 1 else ""
             if "Tokenizer" in owner or "Processor" in owner:
@@ -41,6 +44,12 @@ class Library:
                 obj.origin = Origin(span_of(node), f"loaded with device_map={self.text(dm_node) if dm_node is not None else repr(dm.const)}"
                                     + (f" ({quant or 'quantization_config'})" if quant or "quantization_config" in kwargs else "")
                                     + f" at line {node.lineno}")
+            elif dm is None and (quant is not None or _bnb_config(node, self)):
+                # bitsandbytes without device_map: transformers loads it whole onto the current GPU, and
+                # accelerate attaches no hooks on one device: a plain cuda model (cpu inputs fail)
+                obj.dev = CUDA
+                obj.origin = Origin(span_of(node), f"loaded {quant or 'bitsandbytes-quantized'} onto the current GPU "
+                                                   f"at line {node.lineno}")
             elif dm is not None or quant is not None or "quantization_config" in kwargs:
                 obj.dev = TOP
             elif q.startswith(("transformers.", "diffusers.")) and not any(k.arg is None for k in node.keywords):
@@ -326,6 +335,7 @@ class Library:
         return Val("obj", obj=obj)
 
 
+_PEFT_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training", "from_pretrained", "inject_adapter_in_model")
 _DISPATCH_STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
 
 
@@ -337,3 +347,14 @@ def _dispatches(dm, node) -> bool:
         places = {v.value for v in node.values}
         return len(places) > 1 or bool(places & {"cpu", "disk"})
     return False
+
+
+def _bnb_config(node: ast.Call, interp) -> bool:
+    """`quantization_config=BitsAndBytesConfig(load_in_4bit=True | load_in_8bit=True)` written in the call."""
+    q = next((k.value for k in node.keywords if k.arg == "quantization_config"), None)
+    if not isinstance(q, ast.Call):
+        return False
+    name = interp.index.qualify(interp.index.dotted(q.func) or "")
+    return name.endswith("BitsAndBytesConfig") and any(
+        k.arg in ("load_in_4bit", "load_in_8bit") and isinstance(k.value, ast.Constant) and k.value.value is True
+        for k in q.keywords)

@@ -53,7 +53,10 @@ class Statements:
                     and isinstance(call.func.value, ast.Name) and val.kind == "tensor":
                 frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding.to() moves in place
                 return False
-            if recv is not None and recv.kind == "tensor" and val.kind == "tensor":
+            # a value of unknown kind moved before (`m = make().to(d)`, `m.to(d).to(dtype)`) may be a
+            # module, which moves in place: never "thrown away"
+            if recv is not None and recv.kind == "tensor" and val.kind == "tensor" and \
+                    not (recv.origin is not None and recv.origin.kind == "unknown-moved"):
                 name = self.text(call.func.value)
                 self.add(Finding(
                     "DEV107", span_of(st),
@@ -226,6 +229,8 @@ class Statements:
         if isinstance(value, ast.Call) and id(value) in self._interproc:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
+            if val.kind == "tensor" and val.origin is not None and val.origin.kind == "unknown-moved":
+                return val  # maybe a module: keep what says so
             if val.kind == "tensor":
                 return Val("tensor", val.dev, org, scalar=val.scalar)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
