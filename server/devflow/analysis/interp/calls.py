@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
-from devflow.analysis.lattice import CUDA, Dev, join
+from devflow.analysis.lattice import CUDA, TOP, Dev, join
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS
 
@@ -95,6 +95,12 @@ class Calls:
             if r.kind == "params" and fval.const in ("__iter__",):
                 return UNKNOWN
             if r.kind == "device" and fval.const == "type":
+                return UNKNOWN
+            if r.kind == "attr" and fval.const in ("to", "cuda", "cpu") and r.obj is not None and r.obj.kind == "module" \
+                    and not r.obj.dispatched:
+                # a part of a library model / pipeline moved (`pipe.vae.to(d)`, `dit = pipe.transformer;
+                # dit.to(d)`): its parts may now sit on different devices
+                r.obj.dev = TOP
                 return UNKNOWN
             if r.kind == "unknown" and fval.const in ("to", "cuda") and isinstance(node.func, ast.Attribute):
                 # whatever it is (tensor or module), the result is on the target device

@@ -31,6 +31,8 @@ class Library:
             owner = q.rsplit(".", 2)[-2] if q.count(".") >= 1 else ""
             if "Tokenizer" in owner or "Processor" in owner:
                 return Val("obj", obj=Obj("tokenizer", qual=q))
+            if owner.endswith(("Scheduler", "Config", "FeatureExtractor", "GenerationConfig")):
+                return UNKNOWN  # no weights: diffusers schedulers, configs, feature extractors are not modules
             dm = kwargs.get("device_map")
             obj = Obj("module", qual=q, origin=Origin(span_of(node), f"loaded at line {node.lineno}"))
             dm_node = next((k.value for k in node.keywords if k.arg == "device_map"), None)
@@ -267,6 +269,8 @@ class Library:
         obj.training = True
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":
             return args[0]
+        if last in T.DATA_PARALLEL:
+            return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
         if last in ("Sequential", "ModuleList", "ModuleDict"):
             items = []
             for a in args:
