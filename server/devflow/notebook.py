@@ -5,17 +5,22 @@ Python of the same meaning for the analysis, on the same lines (the map back to 
 - a cell starting with `%%magic`: the whole cell is the magic's input, not Python -> comments;
 - `!cmd` / `%magic` / `?obj` / `obj?` / `obj??` at the start of a statement, with any backslash
   continuation lines -> `pass` (the statement may be a block's only one) and comments;
-- `x = !cmd` / `x = %magic ...` -> `x = None`, so that `x` stays bound.
+- `x = !cmd` / `x = %magic ...` -> `x = None`, so that `x` stays bound;
+- automagic (`pip install x`, `cd dir`: a line magic without `%`) where the line is not Python -> `pass`.
 Lines inside brackets or triple-quoted strings are never statements, as for the kernel.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+# Line magics IPython runs without `%` (automagic is on by default): `pip install x` on its own line.
+_AUTOMAGIC = re.compile(r"^\s*(pip|conda|mamba|cd|pwd|env|load_ext|reload_ext|matplotlib|time|timeit|run|"
+                        r"autoreload|aimport|history|reset|who|whos|store|pdb|config|alias|bookmark)\s+\S")
 _ASSIGN_ESCAPE = re.compile(r"^(\s*)([A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*)(\s*=\s*)[!%]")
 
 
@@ -57,6 +62,14 @@ def _scan(line: str, depth: int, quote: str | None) -> tuple[int, str | None, in
     return depth, quote, n, cont
 
 
+def _parses(statement: str) -> bool:
+    try:
+        compile(statement, "<cell>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+        return True
+    except (SyntaxError, ValueError):
+        return False
+
+
 def _comment(line: str) -> str:
     stripped = line.lstrip()
     return line if not stripped or stripped.startswith("#") else line[:len(line) - len(stripped)] + "#" + stripped
@@ -87,7 +100,8 @@ def _blank_ipython(cell: str) -> str:
         if m:
             lines[i] = m.group(1) + m.group(2) + m.group(3) + "None  # " + line[m.end() - 1:]
             escaped = continued = line.rstrip(" \t").endswith("\\")
-        elif stripped[:1] in ("!", "%", "?") or (code.endswith("?") and new_depth == 0 and new_quote is None):
+        elif stripped[:1] in ("!", "%", "?") or (code.endswith("?") and new_depth == 0 and new_quote is None) \
+                or (_AUTOMAGIC.match(line) and not cont and new_depth == 0 and not _parses(stripped)):
             lines[i] = indent + "pass  # " + stripped
             escaped = continued = line.rstrip(" \t").endswith("\\")
         else:

@@ -29,6 +29,8 @@ FORMS = {
     "shell_assign": "files = !ls *.pt\nprint(files)\n",
     "magic_assign": "t = %timeit -o sum(range(10))\nprint(t)\n",
     "tuple_assign": "a, b = !echo 1 2\n",
+    "automagic_pip": "pip install transformers peft\n",
+    "automagic_in_block": "if True:\n    pip install -q accelerate\n",
 }
 
 
@@ -56,6 +58,9 @@ def test_assigned_name_stays_bound():
     "q = 'why?'\n",
     "z = f(a,\n      b)  # really?\n",
     "w = x != 1\n",
+    "time = 5\n",
+    "pip.main(['install', 'x'])\n",
+    "env = {'a': 1}\n",
 ])
 def test_python_is_left_alone(python):
     assert join_cells([python]).source == python
