@@ -126,3 +126,22 @@ async def test_pull_diagnostics_result_ids(start):
     assert changed.kind == "full" and not [d for d in changed.items if d.code == "DEV101"]
     # Nothing is pushed for open documents in pull mode (no duplicates in the editor).
     assert not [p for p in s.published if p.uri == URI]
+
+
+
+SEVERITIES = """import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+model = nn.Linear(4, 4).to(device)
+model.load_state_dict(torch.load("weights.pt"))
+model.head = nn.Linear(4, 2)
+"""
+
+
+async def test_rule_severity_reaches_the_editor(start):
+    """DEV301 fails only on a machine without the checkpoint's GPU: a warning; DEV101 raises: an error."""
+    s = await start(profile="visual-studio-code", encoding="utf-16")
+    s.open(URI, SEVERITIES)
+    by_code = {d.code: d.severity for d in await s.diagnostics(URI)}
+    assert by_code == {"DEV301": types.DiagnosticSeverity.Warning, "DEV101": types.DiagnosticSeverity.Error}
