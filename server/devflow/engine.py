@@ -21,6 +21,7 @@ from devflow.analysis.interp import Interpreter
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
+from devflow.rules.fix_safety import statement_fix_runs
 from devflow.rules.fixes import SourceText, build_fix
 from devflow.rules.registry import RULES
 
@@ -185,6 +186,7 @@ def _diagnostic(f: Finding, cols: _Columns, text: SourceText, tree: ast.Module, 
     if f.fix is not None:
         try:
             fix = build_fix(text, _convert_plan(f.fix, cols))
+            fix = statement_fix_runs(fix, tree, f.fix.kind)
             if fix is not None and f.fix.name.startswith("import:"):
                 fix = _with_import(fix, f.fix.name[len("import:"):], tree, text)
         except Exception:  # noqa: BLE001 - a finding without a fix beats no finding
