@@ -356,6 +356,14 @@ def _dispatches(dm, node) -> bool:
 def _bnb_config(node: ast.Call, interp) -> bool:
     """`quantization_config=BitsAndBytesConfig(load_in_4bit=True | load_in_8bit=True)` written in the call."""
     q = next((k.value for k in node.keywords if k.arg == "quantization_config"), None)
+    if isinstance(q, ast.Name):  # `bnb_config = BitsAndBytesConfig(...)`: every binding of the name in the file
+        values = [st.value for st in interp.index.nodes if isinstance(st, ast.Assign) and len(st.targets) == 1
+                  and isinstance(st.targets[0], ast.Name) and st.targets[0].id == q.id]
+        return bool(values) and all(_is_bnb_call(v, interp) for v in values)
+    return _is_bnb_call(q, interp)
+
+
+def _is_bnb_call(q, interp) -> bool:
     if not isinstance(q, ast.Call):
         return False
     name = interp.index.qualify(interp.index.dotted(q.func) or "")
