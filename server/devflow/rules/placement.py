@@ -51,6 +51,28 @@ def _self_attr(node: ast.AST) -> str | None:
     return None
 
 
+def _registered_lists(cls) -> set[str]:
+    """Plain lists whose items the class registers itself: `for i, m in enumerate(self.items):
+    self.add_module(f"m{i}", m)` (or register_module / setattr(self, ...))."""
+    out: set[str] = set()
+    for fn in cls.methods.values():
+        for loop in walk(fn):
+            if not isinstance(loop, ast.For):
+                continue
+            lists = {a for n in walk(loop.iter) if (a := _self_attr(n))}
+            if not lists:
+                continue
+            for n in walk(loop):
+                if isinstance(n, ast.Call) and (
+                        (isinstance(n.func, ast.Attribute) and n.func.attr in ("add_module", "register_module")
+                         and isinstance(n.func.value, ast.Name) and n.func.value.id == "self")
+                        or (isinstance(n.func, ast.Name) and n.func.id == "setattr" and n.args
+                            and isinstance(n.args[0], ast.Name) and n.args[0].id == "self")):
+                    out |= lists
+                    break
+    return out
+
+
 class ModulesInPythonContainer(Rule):
     """DEV103: `self.layers = []` + `self.layers.append(nn.Conv1d(...))` in an nn.Module."""
 
@@ -101,8 +123,9 @@ class ModulesInPythonContainer(Rule):
                         name = _self_attr(st.targets[0].value)
                         if name and _module_ctor(ctx, st.value):
                             filled.add(name)
+            registered = _registered_lists(cls)
             for name, st in empties.items():
-                if name not in filled or assigns.get(name, 0) > 1:
+                if name not in filled or assigns.get(name, 0) > 1 or name in registered:
                     continue
                 v = st.value
                 is_dict = isinstance(v, (ast.Dict,)) or (isinstance(v, ast.Call) and getattr(v.func, "id", "") == "dict")

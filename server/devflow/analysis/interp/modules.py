@@ -160,9 +160,13 @@ class Modules:
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
-        if name == "add_module" and len(args) >= 2 and args[0].kind == "const" and args[1].kind == "module":
-            obj.children.add(args[0].const)
-            obj.attrs[args[0].const] = args[1]
+        if name in ("add_module", "register_module") and len(args) >= 2 and args[1].kind == "module":
+            # registered under a computed name too (`self.add_module(f"adapter_{i}", a)`): a child from now on
+            key = args[0].const if args[0].kind == "const" else f"<added {id(args[1].obj)}>"
+            obj.children.add(key)
+            obj.attrs[key] = args[1]
+            if args[1].obj is not None:
+                args[1].obj.in_plain_container = False  # type: ignore[attr-defined]
             return Val("const", const=None)
         if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
             for a in args:
