@@ -213,6 +213,8 @@ class Reporting:
         obj = mod.obj
         if obj is None or getattr(obj, "standalone", False):
             return False
+        if obj.qual and obj.qual.rsplit(".", 2)[-2:][0].endswith("Pipeline"):
+            return False  # a diffusers / transformers pipeline moves its tensor arguments to its execution device
         mdev = obj.dev
         reported = False
         for v, t in args:
