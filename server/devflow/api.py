@@ -41,6 +41,7 @@ PSEUDO_CODES = {
     E_INTERNAL: "internal error in devflow while checking this file",
     E_IO: "the file could not be read, decoded, or parsed as a notebook",
     E_SYNTAX: "the file is not valid Python",
+    "E998": "the file uses syntax of a newer Python than the one running devflow",
 }
 MAX_FIX_ROUNDS = 4
 
@@ -76,6 +77,8 @@ def check_source(source: str, path: str | None = None, config: Config | None = N
     try:
         result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
         if result.error is not None:
+            if result.error_span is not None and getattr(result, "error_code", None) is None:
+                _newer_syntax(result, source)
             result.error_code = getattr(result, "error_code", None) or E_SYNTAX  # type: ignore[attr-defined]
             result.diagnostics = []
             return result
@@ -84,6 +87,16 @@ def check_source(source: str, path: str | None = None, config: Config | None = N
         return _failed(path, E_INTERNAL, "internal error: the code is nested too deeply to analyse")
     except Exception as e:  # noqa: BLE001 - the contract: never raise, say what happened
         return _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}")
+
+
+def _newer_syntax(result: FileResult, source: str) -> None:
+    """A syntax error that is valid code for a newer Python becomes a notice, not E999."""
+    from devflow import newer_syntax
+
+    message = newer_syntax.notice(source.lstrip("\ufeff"), result.error_span.line)
+    if message is not None:
+        result.error = message[0].upper() + message[1:]
+        result.error_code = newer_syntax.CODE  # type: ignore[attr-defined]
 
 
 @dataclass

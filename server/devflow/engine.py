@@ -17,6 +17,7 @@ import sys
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
+from devflow.lines import line_count, split_lines
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
@@ -30,7 +31,7 @@ class _Columns:
     """ast columns are UTF-8 byte offsets; devflow's are code points."""
 
     def __init__(self, source: str, shift_first: int = 0):
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)  # Python's line breaks only, as ast counts lines
         self.shift_first = shift_first  # a stripped BOM still counts as a code point on line 1
 
     def col(self, line: int, col: int) -> int:
@@ -90,7 +91,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
     if "torch" not in source:
         return result  # nothing device-related can happen here
     index = FileIndex(tree)
-    n_lines = source.count("\n") + 1
+    n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000)
     old_limit = sys.getrecursionlimit()
     try:
@@ -165,4 +166,4 @@ def _with_import(fix: Fix, line: str, tree: ast.Module, text: SourceText) -> Fix
         elif last is not None:
             break
     at = (last.end_lineno + 1) if last is not None else 1
-    return Fix(fix.title, fix.applicability, fix.edits + (Edit(Span(at, 0, at, 0), line + "\n"),))
+    return Fix(fix.title, fix.applicability, fix.edits + (Edit(Span(at, 0, at, 0), line + text.newline),))

@@ -11,6 +11,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from devflow.lines import normalize
+
 _IPYTHON_LINE = re.compile(r"^(\s*)([%!?].*|.*\?\s*)$")
 
 
@@ -44,7 +46,7 @@ def join_cells(cells: list[str]) -> JoinedCells:
     starts: list[int] = []
     line = 1
     for cell in cells:
-        text = _blank_ipython(cell.replace("\r\n", "\n"))
+        text = _blank_ipython(normalize(cell))
         if not text.endswith("\n"):
             text += "\n"
         starts.append(line)
