@@ -33,6 +33,7 @@ from pathlib import Path
 from devflow import engine, noqa
 from devflow.config import Config
 from devflow.edits import apply_edits, overlaps
+from devflow.lines import lines_with_ends, normalize
 from devflow.model import Diagnostic, Edit, FileResult, Fix, Span
 from devflow.notebook import JoinedCells, join_cells, parse_ipynb
 
@@ -316,7 +317,7 @@ def _cell_texts(src: SourceFile) -> list[str]:
     out = []
     for i in src.cell_indices:
         s = src.notebook["cells"][i].get("source", "")
-        out.append(("".join(s) if isinstance(s, list) else s).replace("\r\n", "\n"))
+        out.append(normalize("".join(s) if isinstance(s, list) else s))
     return out
 
 
@@ -333,7 +334,7 @@ def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool,
     for before, after, i in zip(original, doc.texts, src.cell_indices):
         if before != after:
             cell = src.notebook["cells"][i]  # type: ignore[index]
-            cell["source"] = after.splitlines(keepends=True) if isinstance(cell.get("source"), list) else after
+            cell["source"] = lines_with_ends(after) if isinstance(cell.get("source"), list) else after
     return fixed, list(dict.fromkeys(notes))
 
 
@@ -408,7 +409,7 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
             new_text = new_source if fixed else None
         if new_text is not None and diff_only:
             old_text = src.raw_json if src.notebook is not None else src.text
-            diff = "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+            diff = "".join(difflib.unified_diff(lines_with_ends(old_text), lines_with_ends(new_text),
                                                 fromfile=path, tofile=path))
             return CheckedFile(path, result, src.cells, tuple(fixed), tuple(notes), diff)
         if new_text is not None:

@@ -51,3 +51,4 @@ def normalize(source: str) -> str:
     """`source` with every line break as `\\n` (same line numbers and columns), for tools such as
     `tokenize` over `io.StringIO` that break only at `\\n`."""
     return LINE_BREAK.sub("\n", source) if "\r" in source else source
+

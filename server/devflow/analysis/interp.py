@@ -17,6 +17,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.lines import split_lines
 from devflow.model import Span
 
 MAX_DEPTH = 7
@@ -81,7 +82,7 @@ class Interpreter:
     def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int):
         self.tree = tree
         self.source = source
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)  # Python's line breaks (devflow.lines), as ast numbers lines
         self._blines: dict[int, bytes] = {}
         self.index = index
         self.budget = budget

@@ -13,6 +13,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from devflow.lines import line_count
 from devflow.lsp import analysis, diagnostics, framing, logs, settings as settings_mod
 from devflow.lsp.gc_policy import Collector
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
@@ -145,7 +146,7 @@ class DevflowServer(LanguageServer):
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
         leftovers: list = []
         result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers)
-        self.gc.keep(snapshot.source.count("\n") + 1, leftovers)
+        self.gc.keep(line_count(snapshot.source), leftovers)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:
                 self._reported_rule_errors.add((snapshot.uri, err))
