@@ -19,6 +19,7 @@ log = logging.getLogger("devflow.lsp")
 
 _HEADER = re.compile(rb"^([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*?)\r?\n$")
 _LENGTH = re.compile(rb"Content-Length:", re.IGNORECASE)
+_NEXT_HEADER = re.compile(rb"Content-Length:[ \t]*\d+\r\n", re.IGNORECASE)
 MAX_BODY = 512 * 1024 * 1024  # a larger length is a broken header, not a message
 
 
@@ -52,9 +53,17 @@ class FramedReader:
                 self._buf.clear()
                 return line
 
-    async def read(self, n: int) -> bytes:
-        while len(self._buf) < n and await self._fill():
-            pass
+    async def read_body(self, n: int) -> bytes:
+        """`n` bytes, or fewer when a header of the next message shows up inside them (an
+        overstated length: waiting for the rest would leave the server deaf). A JSON body cannot
+        hold that header: a raw CR LF cannot appear inside a JSON string."""
+        while True:
+            glued = _NEXT_HEADER.search(self._buf, 0, n)
+            if glued is not None:
+                n = glued.start()
+                break
+            if len(self._buf) >= n or not await self._fill():
+                break
         data = bytes(self._buf[:n])
         del self._buf[:n]
         return data
@@ -94,7 +103,7 @@ async def read_headers(reader: FramedReader) -> int | None:
 async def read_body(reader: FramedReader) -> bytes | None:
     """The body of the next message; None at the end of the input."""
     length = await read_headers(reader)
-    return None if length is None else await reader.read(length)
+    return None if length is None else await reader.read_body(length)
 
 
 def resync_after_bad_body(reader: FramedReader, body: bytes) -> None:

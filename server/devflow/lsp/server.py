@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -219,7 +220,13 @@ class DevflowServer(LanguageServer):
 
 
 def _read_stdin(stdin, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
-    read = getattr(stdin, "read1", stdin.read)
+    # os.read on the descriptor: a daemon thread blocked inside a buffered reader's lock makes
+    # the interpreter abort at exit ("could not acquire lock for <stdin>").
+    try:
+        fd = stdin.fileno()
+        read = lambda n: os.read(fd, n)  # noqa: E731
+    except (AttributeError, OSError, ValueError):
+        read = getattr(stdin, "read1", stdin.read)
     while True:
         try:
             chunk = read(65536)
