@@ -74,9 +74,13 @@ def _filter(result: FileResult, source: str, path: str | None, config: Config | 
 
 
 def check_source(source: str, path: str | None = None, config: Config | None = None,
-                 retain: list | None = None) -> FileResult:
+                 retain: list | None = None, deadline: float | None = None) -> FileResult:
+    """`deadline` (a `time.monotonic()` time): stop early and say so in `incomplete` (editors)."""
     try:
-        result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
+        if deadline is not None:
+            result = engine.analyze(source, path, retain, deadline)
+        else:
+            result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
         if result.error is not None:
             if result.error_span is not None and getattr(result, "error_code", None) is None:
                 _newer_syntax(result, source)

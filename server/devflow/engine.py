@@ -17,6 +17,7 @@ import sys
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
+from devflow.deadline import passed, with_deadline
 from devflow.lines import line_count, split_lines
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
@@ -25,6 +26,11 @@ from devflow.rules.fixes import SourceText, build_fix
 
 # Statements the interpreter may run per file line (calls followed into same-file functions).
 BUDGET_PER_LINE = 30
+
+
+# The rules report what the interpreter found even when it ran out of time: they get this long more.
+RULES_GRACE_S = 1.0
+_TIME_UP = "the analysis reached its time budget for one file; later code and some rules were not checked"
 
 
 class _Columns:
@@ -58,12 +64,15 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
     return result
 
 
-def analyze(source: str, path: str | None = None, retain: list | None = None) -> FileResult:
+def analyze(source: str, path: str | None = None, retain: list | None = None,
+            deadline: float | None = None) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
-    rather free them later (an editor server, after publishing) than on its latency path."""
+    rather free them later (an editor server, after publishing) than on its latency path.
+    `deadline`: a `time.monotonic()` time after which the analysis stops early and the result
+    says so in `incomplete` (an editor server's time budget per file)."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain)
+        return _analyze(source, result, retain, deadline)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -72,7 +81,7 @@ def analyze(source: str, path: str | None = None, retain: list | None = None) ->
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, deadline: float | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -92,7 +101,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
         return result  # nothing device-related can happen here
     index = FileIndex(tree)
     n_lines = line_count(source)
-    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000)
+    interp = Interpreter(tree, source, index, budget=with_deadline(BUDGET_PER_LINE * n_lines + 5000, deadline))
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 6000))
@@ -101,6 +110,9 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
         result.rule_errors.append(f"interpreter: {type(e).__name__}: {e}")
     finally:
         sys.setrecursionlimit(old_limit)
+    if interp.budget <= 0:
+        result.incomplete = (_TIME_UP if passed(deadline) else
+                             "the analysis reached its step limit for a file of this size; later code was not followed")
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
@@ -108,7 +120,11 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
     cols = _Columns(source, bom)
     text = SourceText(source)
     seen: set = set()
+    rules_deadline = deadline + RULES_GRACE_S if deadline is not None else None
     for rule in ALL_RULES:
+        if passed(rules_deadline):
+            result.incomplete = _TIME_UP
+            break
         try:
             for f in rule.check(ctx):
                 key = (f.code, f.span)

@@ -75,6 +75,18 @@ class DevflowProtocol(LanguageServerProtocol):
             self.command_params[msg_id] = params
         return super()._handle_request(msg_id, method_name, params)
 
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        # pygls files the future of every notification handled by a generator or a coroutine
+        # (didChange, didOpen, ...) under a fresh uuid in `_request_futures` and never removes
+        # it: about 2 KB per keystroke. A notification's entry is dropped once it is done.
+        if callback == self._check_handler_result:
+            check = callback
+
+            def callback(future, _id=msg_id):
+                self._request_futures.pop(_id, None)
+                check(future)
+        return super()._execute_handler(msg_id, handler, callback, args, kwargs)
+
     def take_command_params(self) -> tuple[Any, types.ExecuteCommandParams | None]:
         """(request id, params) of the executeCommand request being handled."""
         msg_id = self.msg_id
