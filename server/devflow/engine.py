@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import sys
+import time
 
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
@@ -28,8 +29,7 @@ from devflow.rules.fixes import SourceText, build_fix
 BUDGET_PER_LINE = 30
 
 
-# The rules report what the interpreter found even when it ran out of time: they get this long more.
-RULES_GRACE_S = 1.0
+RULES_GRACE_S = 1.0  # the least time the rules get after the interpreter (see _analyze)
 _TIME_UP = "the analysis reached its time budget for one file; later code and some rules were not checked"
 
 
@@ -65,14 +65,14 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
 
 
 def analyze(source: str, path: str | None = None, retain: list | None = None,
-            deadline: float | None = None) -> FileResult:
+            time_budget: float | None = None) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
     rather free them later (an editor server, after publishing) than on its latency path.
-    `deadline`: a `time.monotonic()` time after which the analysis stops early and the result
-    says so in `incomplete` (an editor server's time budget per file)."""
+    `time_budget`: seconds the analysis of the parsed file may take (an editor server's budget
+    per file); past it, it stops early and the result says so in `incomplete`."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain, deadline)
+        return _analyze(source, result, retain, time_budget)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -81,7 +81,7 @@ def analyze(source: str, path: str | None = None, retain: list | None = None,
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None, deadline: float | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, time_budget: float | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -99,6 +99,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
         return result
     if "torch" not in source:
         return result  # nothing device-related can happen here
+    deadline = time.monotonic() + time_budget if time_budget is not None else None  # parsing is not counted
     index = FileIndex(tree)
     n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=with_deadline(BUDGET_PER_LINE * n_lines + 5000, deadline))
@@ -120,7 +121,8 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
     cols = _Columns(source, bom)
     text = SourceText(source)
     seen: set = set()
-    rules_deadline = deadline + RULES_GRACE_S if deadline is not None else None
+    # The rules report what the interpreter found, out of time or not: they get a budget of their own.
+    rules_deadline = time.monotonic() + max(RULES_GRACE_S, time_budget) if time_budget is not None else None
     for rule in ALL_RULES:
         if passed(rules_deadline):
             result.incomplete = _TIME_UP

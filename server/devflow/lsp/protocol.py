@@ -7,6 +7,7 @@ line model (text_sync)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,13 @@ from pygls.protocol import LanguageServerProtocol
 from devflow.lsp import text_sync
 
 log = logging.getLogger("devflow.lsp")
+
+
+def _running_loop():
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -80,10 +88,15 @@ class DevflowProtocol(LanguageServerProtocol):
         # (didChange, didOpen, ...) under a fresh uuid in `_request_futures` and never removes
         # it: about 2 KB per keystroke. A notification's entry is dropped once it is done.
         if callback == self._check_handler_result:
-            check = callback
+            check, loop = callback, _running_loop()
 
             def callback(future, _id=msg_id):
-                self._request_futures.pop(_id, None)
+                # Later, on the loop: `shutdown` cancels pending futures while iterating over
+                # the dict, and a cancelled future runs this callback at once.
+                try:
+                    loop.call_soon_threadsafe(self._request_futures.pop, _id, None)
+                except (AttributeError, RuntimeError):  # no loop (tests) or closed: nothing left to free
+                    pass
                 check(future)
         return super()._execute_handler(msg_id, handler, callback, args, kwargs)
 

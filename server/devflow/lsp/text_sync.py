@@ -38,6 +38,8 @@ def _offset(source: str, starts: list[int], pos: types.Position, encoding: str) 
     break), a line past the document's end is the end of the document (as the LSP says)."""
     if pos.line >= len(starts):
         return len(source)
+    if pos.line < 0:
+        return 0
     begin = starts[pos.line]
     end = starts[pos.line + 1] if pos.line + 1 < len(starts) else len(source)
     text = split_lines(source[begin:end])[0]  # the line without its break
