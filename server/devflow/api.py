@@ -74,11 +74,11 @@ def _filter(result: FileResult, source: str, path: str | None, config: Config | 
 
 
 def check_source(source: str, path: str | None = None, config: Config | None = None,
-                 retain: list | None = None, time_budget: float | None = None) -> FileResult:
-    """`time_budget` (seconds, after parsing): stop early and say so in `incomplete` (editors)."""
+                 retain: list | None = None, deadline: float | None = None) -> FileResult:
+    """`deadline` (a `time.monotonic()` value): stop early and say so in `partial` (editors)."""
     try:
-        if time_budget is not None:
-            result = engine.analyze(source, path, retain, time_budget)
+        if deadline is not None:
+            result = engine.analyze(source, path, retain, deadline)
         else:
             result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
         if result.error is not None:

@@ -1,5 +1,4 @@
 """A time budget per file for the analysis, honoured through the interpreter's step budget.
-(engine.analyze turns its `time_budget` into a deadline once the file is parsed.)
 
 The interpreter already stops following statements and calls once its step budget (an int it
 decrements and compares with 0) runs out. `with_deadline` returns that budget as an int that also

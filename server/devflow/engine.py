@@ -29,10 +29,6 @@ from devflow.rules.fixes import SourceText, build_fix
 BUDGET_PER_LINE = 30
 
 
-RULES_GRACE_S = 1.0  # the least time the rules get after the interpreter (see _analyze)
-_TIME_UP = "the analysis reached its time budget for one file; later code and some rules were not checked"
-
-
 class _Columns:
     """ast columns are UTF-8 byte offsets; devflow's are code points."""
 
@@ -65,14 +61,14 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
 
 
 def analyze(source: str, path: str | None = None, retain: list | None = None,
-            time_budget: float | None = None) -> FileResult:
+            deadline: float | None = None) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
     rather free them later (an editor server, after publishing) than on its latency path.
-    `time_budget`: seconds the analysis of the parsed file may take (an editor server's budget
-    per file); past it, it stops early and the result says so in `incomplete`."""
+    `deadline`: a `time.monotonic()` value; past it the interpreter stops (checked where it counts its
+    statement budget) and the remaining rules are skipped; `FileResult.partial` then says so."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain, time_budget)
+        return _analyze(source, result, retain, deadline)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -81,7 +77,7 @@ def analyze(source: str, path: str | None = None, retain: list | None = None,
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None, time_budget: float | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, deadline: float | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -99,7 +95,6 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, time_b
         return result
     if "torch" not in source:
         return result  # nothing device-related can happen here
-    deadline = time.monotonic() + time_budget if time_budget is not None else None  # parsing is not counted
     index = FileIndex(tree)
     n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=with_deadline(BUDGET_PER_LINE * n_lines + 5000, deadline))
@@ -111,9 +106,6 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, time_b
         result.rule_errors.append(f"interpreter: {type(e).__name__}: {e}")
     finally:
         sys.setrecursionlimit(old_limit)
-    if interp.budget <= 0:
-        result.incomplete = (_TIME_UP if passed(deadline) else
-                             "the analysis reached its step limit for a file of this size; later code was not followed")
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
@@ -121,11 +113,9 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, time_b
     cols = _Columns(source, bom)
     text = SourceText(source)
     seen: set = set()
-    # The rules report what the interpreter found, out of time or not: they get a budget of their own.
-    rules_deadline = time.monotonic() + max(RULES_GRACE_S, time_budget) if time_budget is not None else None
     for rule in ALL_RULES:
-        if passed(rules_deadline):
-            result.incomplete = _TIME_UP
+        if deadline is not None and time.monotonic() > deadline:
+            result.partial = True
             break
         try:
             for f in rule.check(ctx):
@@ -136,6 +126,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, time_b
                 result.diagnostics.append(_diagnostic(f, cols, text, tree, ctx))
         except Exception as e:  # noqa: BLE001 - one rule's failure must not hide the others
             result.rule_errors.append(f"{rule.code}: {type(e).__name__}: {e}")
+    result.partial = result.partial or (interp.budget <= 0 and passed(deadline))
     result.diagnostics.sort(key=lambda d: (d.span.line, d.span.col, d.code))
     result.hints = _hints(interp.hints, cols)
     interp.release()

@@ -108,5 +108,5 @@ class FileResult:
     error_span: Span | None = None
     # Rules that raised on this file: "DEV101: ValueError: ..." (logged, the rest still reported).
     rule_errors: list[str] = field(default_factory=list)
-    # Set when the file was checked only in part (a time or step budget ran out): why, in words.
-    incomplete: str | None = None
+    # The analysis stopped at the caller's deadline: the diagnostics cover part of the file only.
+    partial: bool = False

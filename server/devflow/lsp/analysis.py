@@ -67,8 +67,8 @@ def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation
         from devflow import api
 
         config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
-        budget = settings.time_budget_ms / 1000 if settings.time_budget_ms else None
-        result = api.check_source(snapshot.source, snapshot.path, config, retain, budget)
+        deadline = time.monotonic() + settings.time_budget_ms / 1000 if settings.time_budget_ms else None
+        result = api.check_source(snapshot.source, snapshot.path, config, retain, deadline)
         if not isinstance(result, FileResult):
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
         code = getattr(result, "error_code", None)  # not a field: replace() would drop it
