@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import io
 import random
+import re
 import tokenize
 from pathlib import Path
 
@@ -155,3 +156,16 @@ def test_notebook_cells_map_lines_by_python() -> None:
     joined = join_cells(["a = 1  # \u2028\rb = 2", "c = 3\r\n"])
     assert joined.cell_starts == (1, 3)
     assert joined.to_cell(3) == (1, 1)
+
+
+def test_line_helpers_fast_paths_agree_with_the_regex_model() -> None:
+    breaks = re.compile(r"\r\n|\r|\n")
+    rng = random.Random(SEED)
+    alphabet = ["a", " ", "\n", "\r", "\r\n", *ODD]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert lines.split_lines(text) == breaks.split(text), repr(text)
+        ends = [text[a:b] for a, b in zip(lines.line_starts(text), lines.line_starts(text)[1:] + [len(text)]) if a < b]
+        assert lines.lines_with_ends(text) == ends, repr(text)
+        assert lines.line_starts(text) == [0] + [m.end() for m in breaks.finditer(text)], repr(text)
+        assert lines.line_count(text) == len(breaks.findall(text)) + 1
