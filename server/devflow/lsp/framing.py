@@ -128,12 +128,9 @@ async def serve(reader: FramedReader, protocol, stop_event, on_error: Callable[[
             return
         try:
             message = json.loads(body, object_hook=protocol.structure_message)
-        except (ValueError, UnicodeDecodeError) as e:
-            if isinstance(e, json.JSONDecodeError) or isinstance(e, UnicodeDecodeError):
-                resync_after_bad_body(reader, body)
-                protocol._send_data(parse_error_reply(body))
-            else:
-                on_error(e, serve)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            resync_after_bad_body(reader, body)
+            protocol._send_data(parse_error_reply(body))
             continue
         except Exception as e:  # noqa: BLE001 - a malformed notification: logged, the session goes on
             on_error(e, serve)
