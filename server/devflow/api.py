@@ -33,6 +33,7 @@ from pathlib import Path
 from devflow import engine, noqa
 from devflow.config import Config
 from devflow.edits import apply_edits, overlaps
+from devflow.lines import lines_with_ends, normalize
 from devflow.model import Diagnostic, Edit, FileResult, Fix, Span
 from devflow.notebook import JoinedCells, join_cells, parse_ipynb
 
@@ -41,6 +42,7 @@ PSEUDO_CODES = {
     E_INTERNAL: "internal error in devflow while checking this file",
     E_IO: "the file could not be read, decoded, or parsed as a notebook",
     E_SYNTAX: "the file is not valid Python",
+    "E998": "the file uses syntax of a newer Python than the one running devflow",
 }
 MAX_FIX_ROUNDS = 4
 
@@ -72,10 +74,16 @@ def _filter(result: FileResult, source: str, path: str | None, config: Config | 
 
 
 def check_source(source: str, path: str | None = None, config: Config | None = None,
-                 retain: list | None = None) -> FileResult:
+                 retain: list | None = None, deadline: float | None = None) -> FileResult:
+    """`deadline` (a `time.monotonic()` value): stop early and say so in `partial` (editors)."""
     try:
-        result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
+        if deadline is not None:
+            result = engine.analyze(source, path, retain, deadline)
+        else:
+            result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
         if result.error is not None:
+            if result.error_span is not None and getattr(result, "error_code", None) is None:
+                _newer_syntax(result, source)
             result.error_code = getattr(result, "error_code", None) or E_SYNTAX  # type: ignore[attr-defined]
             result.diagnostics = []
             return result
@@ -84,6 +92,16 @@ def check_source(source: str, path: str | None = None, config: Config | None = N
         return _failed(path, E_INTERNAL, "internal error: the code is nested too deeply to analyse")
     except Exception as e:  # noqa: BLE001 - the contract: never raise, say what happened
         return _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}")
+
+
+def _newer_syntax(result: FileResult, source: str) -> None:
+    """A syntax error that is valid code for a newer Python becomes a notice, not E999."""
+    from devflow import newer_syntax
+
+    message = newer_syntax.notice(source.lstrip("\ufeff"), result.error_span.line)
+    if message is not None:
+        result.error = message[0].upper() + message[1:]
+        result.error_code = newer_syntax.CODE  # type: ignore[attr-defined]
 
 
 @dataclass
@@ -350,7 +368,7 @@ def _cell_texts(src: SourceFile) -> list[str]:
     out = []
     for i in src.cell_indices:
         s = src.notebook["cells"][i].get("source", "")
-        out.append(("".join(s) if isinstance(s, list) else s).replace("\r\n", "\n"))
+        out.append(normalize("".join(s) if isinstance(s, list) else s))
     return out
 
 
@@ -367,7 +385,7 @@ def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool,
     for before, after, i in zip(original, doc.texts, src.cell_indices):
         if before != after:
             cell = src.notebook["cells"][i]  # type: ignore[index]
-            cell["source"] = after.splitlines(keepends=True) if isinstance(cell.get("source"), list) else after
+            cell["source"] = lines_with_ends(after) if isinstance(cell.get("source"), list) else after
     return fixed, list(dict.fromkeys(notes))
 
 
@@ -442,7 +460,7 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
             new_text = new_source if fixed else None
         if new_text is not None and diff_only:
             old_text = src.raw_json if src.notebook is not None else src.text
-            diff = "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+            diff = "".join(difflib.unified_diff(lines_with_ends(old_text), lines_with_ends(new_text),
                                                 fromfile=path, tofile=path))
             return CheckedFile(path, result, src.cells, tuple(fixed), tuple(notes), diff)
         if new_text is not None:

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from devflow.lines import line_starts as _line_starts
 from devflow.model import Edit, Span
-
-
-def _line_starts(source: str) -> list[int]:
-    starts = [0]
-    for i, ch in enumerate(source):
-        if ch == "\n":
-            starts.append(i + 1)
-    return starts
 
 
 def offset_of(source: str, line: int, col: int, starts: list[int] | None = None) -> int:

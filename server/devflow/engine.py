@@ -18,6 +18,7 @@ import time
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
+from devflow.lines import line_count, split_lines
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
@@ -61,13 +62,15 @@ def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
 
 # Statements the interpreter may run per file line (calls followed into same-file functions).
 BUDGET_PER_LINE = 30
+# Seconds the rules may run past the deadline, so the interpreter's findings are not thrown away.
+RULES_GRACE_S = 1.0
 
 
 class _Columns:
     """ast columns are UTF-8 byte offsets; devflow's are code points."""
 
     def __init__(self, source: str, shift_first: int = 0):
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)  # Python's line breaks only, as ast counts lines
         self.shift_first = shift_first  # a stripped BOM still counts as a code point on line 1
 
     def col(self, line: int, col: int) -> int:
@@ -130,7 +133,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
     if not imports_torch_ecosystem(source, tree):
         return result  # nothing device-related can happen here
     index = FileIndex(tree)
-    n_lines = source.count("\n") + 1
+    n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, deadline=deadline)
     old_limit = sys.getrecursionlimit()
     try:
@@ -148,7 +151,8 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
     text = SourceText(source)
     seen: set = set()
     for rule in ALL_RULES:
-        if deadline is not None and time.monotonic() > deadline:
+        # The rules get a grace period past the interpreter's deadline: what it found is kept.
+        if deadline is not None and time.monotonic() > deadline + RULES_GRACE_S:
             result.partial = True
             break
         try:
@@ -211,4 +215,4 @@ def _with_import(fix: Fix, line: str, tree: ast.Module, text: SourceText) -> Fix
         elif last is not None:
             break
     at = (last.end_lineno + 1) if last is not None else 1
-    return Fix(fix.title, fix.applicability, fix.edits + (Edit(Span(at, 0, at, 0), line + "\n"),))
+    return Fix(fix.title, fix.applicability, fix.edits + (Edit(Span(at, 0, at, 0), line + text.newline),))

@@ -17,6 +17,7 @@ import re
 import tokenize
 from dataclasses import dataclass, field
 
+from devflow.lines import normalize, split_lines
 from devflow.model import Diagnostic
 
 _NOQA = re.compile(r"#\s*noqa(?::\s?(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
@@ -47,6 +48,7 @@ class Suppressions:
 
 def _comments(source: str):
     """(line, text) of every comment; falls back to a line scan when tokenize gives up."""
+    source = normalize(source)  # StringIO.readline breaks only at "\n"; Python also at "\r"
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
@@ -54,7 +56,7 @@ def _comments(source: str):
         return
     except (tokenize.TokenError, SyntaxError, IndentationError):
         pass
-    for n, line in enumerate(source.splitlines(), 1):
+    for n, line in enumerate(split_lines(source), 1):
         i = line.find("#")
         if i >= 0:
             yield n, line[i:]

@@ -18,6 +18,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from devflow.lines import normalize
+
 # Line magics IPython runs without `%` (automagic is on by default): `pip install x` on its own line.
 _AUTOMAGIC = re.compile(r"^\s*(pip|conda|mamba|cd|pwd|env|load_ext|reload_ext|matplotlib|time|timeit|run|"
                         r"autoreload|aimport|history|reset|who|whos|store|pdb|config|alias|bookmark)\s+\S")
@@ -74,7 +76,6 @@ def _comment(line: str) -> str:
     stripped = line.lstrip()
     return line if not stripped or stripped.startswith("#") else line[:len(line) - len(stripped)] + "#" + stripped
 
-
 def _blank_ipython(cell: str) -> str:
     lines = cell.split("\n")
     first = next((ln for ln in lines if ln.strip()), "")
@@ -128,7 +129,7 @@ def join_cells(cells: list[str]) -> JoinedCells:
     starts: list[int] = []
     line = 1
     for cell in cells:
-        text = _blank_ipython(cell.replace("\r\n", "\n"))
+        text = _blank_ipython(normalize(cell))
         if not text.endswith("\n"):
             text += "\n"
         starts.append(line)

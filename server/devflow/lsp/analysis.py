@@ -67,10 +67,14 @@ def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation
         from devflow import api
 
         config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
-        result = api.check_source(snapshot.source, snapshot.path, config, retain)
+        deadline = time.monotonic() + settings.time_budget_ms / 1000 if settings.time_budget_ms else None
+        result = api.check_source(snapshot.source, snapshot.path, config, retain, deadline)
         if not isinstance(result, FileResult):
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
+        code = getattr(result, "error_code", None)  # not a field: replace() would drop it
         result = replace(result, diagnostics=_filter(result.diagnostics, config, snapshot.path, settings))
+        if code is not None:
+            result.error_code = code
     except Exception as e:  # the contract says never raises; the server must survive if it does
         log.exception("devflow: analysis of %s failed", snapshot.uri)
         result = FileResult(path=snapshot.path, error=f"devflow could not analyse this file ({type(e).__name__}: {e})")

@@ -34,6 +34,17 @@ def error_code(result) -> str:
         return "E999"
 
 
+PARTIAL = "partial"  # the code of the "checked in part" notice (not a rule: nothing to fix)
+
+
+def partial_message(settings: Settings) -> str:
+    budget = f"{settings.time_budget_ms / 1000:g} s" if settings.time_budget_ms else "none"
+    return (f"devflow checked this file only in part: its analysis reached the time budget per file "
+            f"({budget}), so later code and some rules were not checked and findings may be missing. "
+            f"Raise the devflow.timeBudgetMs setting, or run `devflow check` on the command line "
+            f"(no time budget).")
+
+
 def doc_url(code: str) -> str | None:
     try:
         from devflow.rules import doc_url as rule_doc_url
@@ -65,6 +76,12 @@ def to_lsp(analysis: Analysis, settings: Settings, encoding: str) -> dict[str, l
                     source=SOURCE,
                 )
             )
+    if getattr(result, "partial", False) and not result.error:
+        loc = snap.location(Span(1, 0, 1, 0), encoding)
+        if loc:
+            out.setdefault(loc[0], []).append(types.Diagnostic(
+                range=loc[1], message=partial_message(settings),
+                severity=types.DiagnosticSeverity.Information, code=PARTIAL, source=SOURCE))
     for index, d in enumerate(result.diagnostics):
         converted = _convert(d, index, analysis, settings, encoding)
         if converted:

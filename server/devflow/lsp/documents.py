@@ -13,16 +13,10 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 
+from devflow.lines import split_lines
 from devflow.lsp.positions import from_units, to_units
 from devflow.model import Span
 from devflow.notebook import JoinedCells, join_cells
-
-# Line breaks as both the LSP and Python's tokenizer see them (not str.splitlines' extra ones).
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(source: str) -> list[str]:
-    return _LINE_BREAK.split(source)
 
 
 def uri_to_path(uri: str) -> str | None:

@@ -2,7 +2,9 @@
 
 Each target (a document or a notebook) has at most one analysis running on the worker pool. An
 edit during a run marks the target for one more run with the newest text; a result whose
-version (or settings generation) is no longer current is dropped, never published.
+version (or settings generation) is no longer current is dropped, never published. Results are
+also keyed by the document's open generation: a document closed and opened again starts a new
+one, so a run of the old text is dropped even when the reopened text has the same version number.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ CLOSED = object()  # version_of() for a target that is no longer open
 
 @dataclass
 class _State:
+    """One open generation of a target: created at its first schedule after an open, dropped
+    at close (`forget`); a run's result is published only while its state is still current."""
+
     timer: asyncio.TimerHandle | None = None
     running: asyncio.Future | None = None
     rerun: bool = False
@@ -101,7 +106,9 @@ class Scheduler:
         except BaseException as e:  # run() never raises; a cancelled pool at shutdown might
             log.debug("devflow: analysis of %s did not finish: %r", target, e)
             return
-        if self._is_current(analysis):
+        if self._states.get(target) is not st:  # closed (and maybe reopened) since the run began
+            log.debug("devflow: dropped a result for %s from before it was closed", target)
+        elif self._is_current(analysis):
             st.cache = analysis
             try:
                 self._on_result(analysis)
@@ -135,4 +142,5 @@ class Scheduler:
             except Exception:
                 pass
             await asyncio.sleep(0)  # let _done run first
-        return st.cache
+        st = self._states.get(target)
+        return st.cache if st is not None else None

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from devflow.lsp import analysis, diagnostics, logs, settings as settings_mod
+from devflow.lines import line_count
+from devflow.lsp import analysis, diagnostics, framing, logs, settings as settings_mod
 from devflow.lsp.gc_policy import Collector
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
 from devflow.lsp.project_config import ConfigCache
@@ -51,6 +54,31 @@ class DevflowServer(LanguageServer):
         self._reported_rule_errors: set[tuple[str, str]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.gc = Collector()
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """LSP over stdio, read with devflow's framing (it recovers from a broken header)."""
+        from pygls.io_ import StdoutWriter
+
+        stdin = stdin or sys.stdin.buffer
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            loop = asyncio.get_running_loop()
+            chunks: asyncio.Queue[bytes] = asyncio.Queue()
+            # A daemon thread: a read blocked on stdin must not keep the process alive at exit.
+            threading.Thread(target=_read_stdin, args=(stdin, loop, chunks), daemon=True, name="devflow-stdin").start()
+            await framing.serve(framing.FramedReader(chunks.get), self.protocol, self._stop_event,
+                                self.report_server_error)
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("devflow: the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def report_server_error(self, error: Exception, source) -> None:
         """pygls would pop up "Error in server" for any failed notification (a didChange for a
@@ -119,7 +147,7 @@ class DevflowServer(LanguageServer):
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
         leftovers: list = []
         result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers)
-        self.gc.keep(snapshot.source.count("\n") + 1, leftovers)
+        self.gc.keep(line_count(snapshot.source), leftovers)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:
                 self._reported_rule_errors.add((snapshot.uri, err))
@@ -191,6 +219,27 @@ class DevflowServer(LanguageServer):
             self.scheduler.schedule(target, 0)
 
 
+def _read_stdin(stdin, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue) -> None:
+    # os.read on the descriptor: a daemon thread blocked inside a buffered reader's lock makes
+    # the interpreter abort at exit ("could not acquire lock for <stdin>").
+    try:
+        fd = stdin.fileno()
+        read = lambda n: os.read(fd, n)  # noqa: E731
+    except (AttributeError, OSError, ValueError):
+        read = getattr(stdin, "read1", stdin.read)
+    while True:
+        try:
+            chunk = read(65536)
+        except (OSError, ValueError):
+            chunk = b""
+        try:
+            loop.call_soon_threadsafe(chunks.put_nowait, chunk)
+        except RuntimeError:  # the loop is closed: the server is gone
+            return
+        if not chunk:
+            return
+
+
 def _register_features(server: DevflowServer) -> None:
     from devflow.lsp import handlers  # imported late: it needs this module's names
 
@@ -213,4 +262,5 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="devflow serve: %(levelname)s %(message)s")
     server.start_io()
-    return 0
+    code = server.protocol.exit_code  # 1 after `exit` without `shutdown` (LSP spec)
+    return 0 if code is None else code

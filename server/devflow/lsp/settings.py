@@ -2,7 +2,8 @@
 
 Client contract (VS Code client, initializationOptions / didChangeConfiguration):
 {"settings": {"enable": bool, "severity": {CODE_OR_FAMILY: "error"|"warning"|"information"|"hint"},
-"args": [str], "inlayHints": {"enable": bool}, "lintOnChange": bool, "debounceMs": int}}
+"args": [str], "inlayHints": {"enable": bool}, "lintOnChange": bool, "debounceMs": int,
+"timeBudgetMs": int (0: no limit)}}
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from typing import Any
 
 SEVERITIES = ("error", "warning", "information", "hint")
 DEFAULT_DEBOUNCE_MS = 150
+# The analysis of one file stops after this long and says it checked the file in part: a
+# pathological file (tens of thousands of lines) must not hold a worker for tens of seconds.
+DEFAULT_TIME_BUDGET_MS = 3000
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Settings:
     inlay_hints: bool = False
     lint_on_change: bool = True
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
+    time_budget_ms: int = DEFAULT_TIME_BUDGET_MS
     log_level: str = "info"
     unknown_args: tuple[str, ...] = ()
 
@@ -59,6 +64,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", action="append", help="codes or families to leave out (comma-separated)")
     p.add_argument("--extend-select", action="append", help="codes added to the selection")
     p.add_argument("--config", default=None, help="pyproject.toml to read [tool.devflow] from")
+    p.add_argument("--time-budget-ms", type=int, default=None,
+                   help=f"stop checking a file after this long, saying so (default {DEFAULT_TIME_BUDGET_MS}; 0: no limit)")
     p.add_argument("--stdio", action="store_true", help="speak LSP over stdio (the default)")
     return p
 
@@ -85,6 +92,7 @@ def parse_args(argv: list[str], base: Settings | None = None, strict: bool = Tru
         ignore=base.ignore + _split_codes(ns.ignore),
         config_path=ns.config or base.config_path,
         log_level=ns.log_level or base.log_level,
+        time_budget_ms=max(0, ns.time_budget_ms) if ns.time_budget_ms is not None else base.time_budget_ms,
         unknown_args=tuple(unknown),
     )
 
@@ -110,6 +118,9 @@ def from_client(raw: Any, cli: Settings) -> Settings:
     debounce = raw.get("debounceMs")
     if isinstance(debounce, (int, float)) and not isinstance(debounce, bool) and 0 <= debounce <= 10_000:
         s = replace(s, debounce_ms=int(debounce))
+    budget = raw.get("timeBudgetMs")
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 <= budget <= 3_600_000:
+        s = replace(s, time_budget_ms=int(budget))
     args = raw.get("args")
     if isinstance(args, list) and all(isinstance(a, str) for a in args):
         s = parse_args(args, s, strict=False)

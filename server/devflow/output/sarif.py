@@ -46,7 +46,7 @@ def _rules() -> list[dict]:
             rule["fullDescription"] = {"text": f"{info.summary} ({family})"}
         out.append(rule)
     for code, text in PSEUDO_CODES.items():
-        out.append({"id": code, "name": {"E000": "internal-error", "E902": "io-error", "E999": "syntax-error"}[code],
+        out.append({"id": code, "name": {"E000": "internal-error", "E902": "io-error", "E998": "newer-syntax", "E999": "syntax-error"}[code],
                     "shortDescription": {"text": text}, "helpUri": INFORMATION_URI,
                     "defaultConfiguration": {"level": "error"}})
     return out

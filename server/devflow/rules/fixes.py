@@ -10,13 +10,15 @@ from __future__ import annotations
 import ast
 
 from devflow.analysis.findings import FixPlan
+from devflow.lines import LINE_BREAK, line_ending, lines_with_ends
 from devflow.model import Edit, Fix, Span
 
 
 class SourceText:
     def __init__(self, source: str):
         self.source = source
-        self.lines = source.splitlines(keepends=True)
+        self.lines = lines_with_ends(source)  # Python's line breaks only (not str.splitlines')
+        self.newline = line_ending(source)  # inserted lines use the file's own line ending
 
     def line(self, n: int) -> str:
         return self.lines[n - 1] if 0 < n <= len(self.lines) else ""
@@ -110,7 +112,7 @@ def build_fix(src: SourceText, plan: FixPlan | None) -> Fix | None:
         indent = src.indent(sp.line)
         if sp.end_line >= len(src.lines):
             last = src.line(sp.end_line)
-            if last.endswith("\n"):
+            if last.endswith(("\n", "\r")):
                 edits.append(Edit(Span(sp.end_line + 1, 0, sp.end_line + 1, 0), _block(plan.text, indent)))
             else:
                 end = len(last)
@@ -130,4 +132,6 @@ def build_fix(src: SourceText, plan: FixPlan | None) -> Fix | None:
         edits.append(Edit(Span(a.end_line + 1, 0, a.end_line + 1, 0), _block(plan.text, src.indent(a.line))))
     else:
         return None
+    if src.newline != "\n":
+        edits = [Edit(e.span, LINE_BREAK.sub(src.newline, e.new_text)) for e in edits]
     return Fix(plan.title or "Apply the fix", plan.applicability, tuple(edits))

@@ -8,6 +8,7 @@ from bisect import bisect_right
 
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import statements, walk
+from devflow.lines import line_starts, split_lines
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
 
@@ -83,7 +84,8 @@ class ModulesInPythonContainer(Rule):
     def check(self, ctx: Context) -> list[Finding]:
         out = []
         nn = ctx.nn_prefix()
-        lines = {ctx.source.count("\n", 0, m.start()) + 1 for m in self._EMPTY.finditer(ctx.source)}
+        starts = line_starts(ctx.source)
+        lines = {bisect_right(starts, m.start()) for m in self._EMPTY.finditer(ctx.source)}
         if not lines:
             return out
         for cls in ctx.index.all_classes:
@@ -161,7 +163,7 @@ class ModuleCreatedInForward(Rule):
         if not alts:
             return out
         pattern = re.compile(r"\b(?:" + "|".join(alts) + ")")
-        src_lines = ctx.source.splitlines()
+        src_lines = split_lines(ctx.source)
         for cls in ctx.index.all_classes:
             fwd = cls.methods.get("forward")
             if not cls.is_module or fwd is None:

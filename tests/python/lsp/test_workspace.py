@@ -134,7 +134,8 @@ async def test_configuration_pulled_on_change(start):
 
 
 async def test_bad_input_never_kills_the_server(start, tmp_path):
-    s = await start(profile="visual-studio-code", encoding="utf-16", settings={"debounceMs": 0})
+    # No time budget: the whole 50,000-line file is checked (the budget has its own test).
+    s = await start(profile="visual-studio-code", encoding="utf-16", settings={"debounceMs": 0, "timeBudgetMs": 0})
     uri = "file:///tmp/devflow-lsp-test/bad.py"
     # Syntax error mid-typing: a clear, low-key message; no crash.
     s.open(uri, CANONICAL.replace("model.to(device)", "model.to(device"))

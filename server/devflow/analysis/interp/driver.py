@@ -13,6 +13,7 @@ from devflow.analysis.findings import Finding
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.lines import split_lines
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
 
 
@@ -26,7 +27,7 @@ class Driver:
         # budget per file); `out_of_time` then says the file was only partly analysed.
         self.deadline = deadline
         self.out_of_time = False
-        self.lines = source.splitlines()
+        self.lines = split_lines(source)  # Python's line breaks (devflow.lines), as ast numbers lines
         self._blines: dict[int, bytes] = {}
         self.index = index
         self.budget = budget
