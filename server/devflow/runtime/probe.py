@@ -43,21 +43,28 @@ def _torch():
 def _device_str(t) -> str:
     try:
         return str(t.device)
-    except Exception:  # noqa: BLE001 - exotic subclasses
+    except BaseException:  # noqa: BLE001 - exotic subclasses
         return "unknown"
 
 
 def _nbytes(t) -> int:
     try:
         return int(t.nbytes)
-    except Exception:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001
         return 0
+
+
+def _dtype(t) -> str:
+    try:
+        return str(t.dtype).replace("torch.", "")
+    except BaseException:  # noqa: BLE001 - a hostile __torch_function__
+        return "?"
 
 
 def _shape(t) -> list:
     try:
         return [int(s) for s in t.shape]
-    except Exception:  # noqa: BLE001 - symbolic shapes
+    except BaseException:  # noqa: BLE001 - symbolic shapes
         return []
 
 
@@ -82,11 +89,16 @@ def _library_roots() -> list[str]:
     roots = []
     for p in {sys.prefix, sys.base_prefix, getattr(sys, "exec_prefix", "")}:
         if p:
-            roots.append(os.path.join(os.path.realpath(p), "lib"))
+            for sub in ("lib", "bin", "Scripts", "Lib"):  # bin: console scripts (`devflow`, `torchrun`)
+                roots.append(os.path.join(os.path.realpath(p), sub))
     t = _torch()
     if t is not None and getattr(t, "__file__", None):
         roots.append(os.path.dirname(os.path.realpath(t.__file__)))
-    roots.append(os.path.dirname(os.path.realpath(__file__)) if "__file__" in globals() else "<devflow>")
+    if "__file__" in globals():
+        # the whole devflow package (its CLI calls the script), also when run from a source checkout
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    else:
+        roots.append("<devflow>")
     for extra in os.environ.get("DEVFLOW_LIBRARY_PATHS", "").split(os.pathsep):
         if extra:
             roots.append(os.path.realpath(extra))
@@ -125,7 +137,7 @@ def _source_line(filename: str, lineno: int) -> str:
         import linecache
 
         return linecache.getline(filename, lineno).strip()[:_MAX_CODE]
-    except Exception:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001
         return ""
 
 
@@ -206,6 +218,19 @@ class _Probe:
 
     def scan_value(self, name: str, value, prio: int, frame_idx: int, func: str, depth: int = 0,
                    obj_prio: int = 0):
+        """Isolated: an object whose __getattr__ / __class__ / __torch_function__ raises anything
+        (KeyboardInterrupt and SystemExit included) is skipped, the rest is still reported."""
+        try:
+            self._scan_value(name, value, prio, frame_idx, func, depth, obj_prio)
+        except BaseException as e:  # noqa: BLE001
+            self.hostile(name, e)
+
+    def hostile(self, name: str, e: BaseException):
+        if len(self.notes) < 20:
+            self.notes.append(f"skipped {name}: inspecting it raised {type(e).__name__}")
+
+    def _scan_value(self, name: str, value, prio: int, frame_idx: int, func: str, depth: int = 0,
+                    obj_prio: int = 0):
         # Tensors take the innermost name (what the failing line says); modules, optimizers and
         # scalers the outermost one (`model`, not `self` inside forward): obj_prio.
         if self.is_tensor(value):
@@ -236,7 +261,7 @@ class _Probe:
             elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
                 try:
                     attrs = vars(value)
-                except TypeError:
+                except BaseException:
                     attrs = {}
                 if isinstance(attrs, dict):
                     items = ((f"{name}.{k}", v) for k, v in list(attrs.items())[:64]
@@ -259,7 +284,7 @@ class _Probe:
             prio = (10 if is_user else 60) + (n - 1 - idx)
             try:
                 local_items = list(frame.f_locals.items())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for name, value in local_items:
                 if name.startswith("__") and name != "__exception__":
@@ -283,7 +308,7 @@ class _Probe:
                     if c is not m:
                         children.add(id(c))
                         self.modules.setdefault(id(c), c)
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 pass
         import heapq
 
@@ -315,34 +340,40 @@ class _Probe:
             self.roots.append((root_name, root))
             try:
                 named = list(root.named_modules())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for sub, mod in named:
-                full = f"{root_name}.{sub}" if sub else root_name
-                self.reg.offer(mod, full, "module", 5)
-                for kind, items in (("parameter", mod._parameters), ("buffer", mod._buffers)):
-                    for pn, t in list(items.items()):
-                        if t is None:
-                            continue
-                        self.tensors[id(t)] = t
-                        self.reg.offer(t, f"{full}.{pn}", kind, 3)
-                        g = getattr(t, "grad", None) if kind == "parameter" else None
-                        if g is not None:
-                            self.tensors[id(g)] = g
-                            self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
-                self._name_unregistered(mod, full, pending)
+                try:
+                    self._name_module(root_name, sub, mod, pending)
+                except BaseException as e:  # noqa: BLE001 - one hostile module, not the report
+                    self.hostile(f"{root_name}.{sub}", e)
             while self._discovered:
                 k = self._discovered.pop()
                 if k in pending and k not in queued:
                     queued.add(k)
                     heapq.heappush(heap, (prio(k), k))
 
+    def _name_module(self, root_name: str, sub: str, mod, pending: dict):
+        full = f"{root_name}.{sub}" if sub else root_name
+        self.reg.offer(mod, full, "module", 5)
+        for kind, items in (("parameter", mod._parameters), ("buffer", mod._buffers)):
+            for pn, t in list(items.items()):
+                if t is None:
+                    continue
+                self.tensors[id(t)] = t
+                self.reg.offer(t, f"{full}.{pn}", kind, 3)
+                g = getattr(t, "grad", None) if kind == "parameter" else None
+                if g is not None:
+                    self.tensors[id(g)] = g
+                    self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
+        self._name_unregistered(mod, full, pending)
+
     def _name_unregistered(self, mod, full: str, pending: dict):
         """Plain attributes that Module.to() does not move: tensors, and modules or tensors held
         in Python lists / tuples / dicts (instead of nn.ModuleList / ModuleDict)."""
         try:
             attrs = list(vars(mod).items())
-        except TypeError:
+        except BaseException:
             return
         for an, av in attrs:
             if an.startswith("_"):
@@ -380,7 +411,7 @@ class _Probe:
                     if t is not None:
                         d = _device_str(t)
                         own[d] = own.get(d, 0) + int(t.nelement())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 pass
             kids = []
             for cn, child in list(getattr(mod, "_modules", {}).items()):
@@ -427,7 +458,7 @@ class _Probe:
             try:
                 groups = opt.param_groups
                 state = opt.state
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for gi, group in enumerate(groups):
                 for pi, p in enumerate(group.get("params", [])):
@@ -483,7 +514,7 @@ class _Probe:
         tensors: list = []
         try:
             objs = gc.get_objects()
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             return tensors
         tensor_cls, module_cls, optim_cls = torch.Tensor, torch.nn.Module, torch.optim.Optimizer
         scaler_cls = self.scaler_classes
@@ -496,7 +527,7 @@ class _Probe:
                     k = (1 if issubclass(tp, tensor_cls) else 2 if issubclass(tp, module_cls)
                          else 3 if issubclass(tp, optim_cls) else 4 if scaler_cls and issubclass(tp, scaler_cls)
                          else 0)
-                except TypeError:
+                except BaseException:
                     k = 0
                 kinds[tp] = k
             if k == 0:
@@ -531,7 +562,7 @@ class _Probe:
                 c[1] += t.nbytes
                 if len(c[2]) < cap:
                     c[2].append(t)
-            except Exception:  # noqa: BLE001 - exotic subclasses
+            except BaseException:  # noqa: BLE001 - exotic subclasses
                 continue
         return {str(d): c for d, c in counts.items()}
 
@@ -562,7 +593,10 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
                     "modules": [], "optimizers": [], "scalers": [], "culprit": None, "notes": [],
                     "truncated": False, "elapsed_s": 0.0}
     if exc is not None:
-        text = str(exc)
+        try:
+            text = str(exc)
+        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+            text = ""
         parsed = _messages.parse_message(text, type(exc).__name__) if _messages else None
         report["error"] = {"type": type(exc).__name__, "message": text[:4000], "parsed": parsed,
                            "cross_device": parsed is not None}
@@ -591,15 +625,16 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
         with warnings.catch_warnings():  # touching deprecated torch aliases warns
             warnings.simplefilter("ignore")
             gc_tensors = probe.gc_scan_objects()
-    probe.name_modules()
-    report["optimizers"] = probe.optimizer_reports()
-    report["scalers"] = probe.scaler_reports()
-    report["modules"] = probe.module_tree()
-    aggregate = probe.count_unnamed(gc_tensors)
+    # Each part on its own: an object that raises while one part inspects it costs that part only.
+    _part(probe, "naming modules", probe.name_modules)
+    report["optimizers"] = _part(probe, "optimizers", probe.optimizer_reports, [])
+    report["scalers"] = _part(probe, "GradScalers", probe.scaler_reports, [])
+    report["modules"] = _part(probe, "module trees", probe.module_tree, [])
+    aggregate = _part(probe, "counting tensors", lambda: probe.count_unnamed(gc_tensors), {})
     del gc_tensors
 
-    report["devices"] = _group_by_device(probe, aggregate, max_names)
-    report["culprit"] = _find_culprit(probe, report, user)
+    report["devices"] = _part(probe, "tensors by device", lambda: _group_by_device(probe, aggregate, max_names), {})
+    report["culprit"] = _part(probe, "the culprit", lambda: _find_culprit(probe, report, user), None)
     report["notes"].extend(probe.notes)
     report["truncated"] = probe.truncated
     report["elapsed_s"] = round(time.perf_counter() - start, 4)
@@ -608,10 +643,18 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
     return report
 
 
+def _part(probe: _Probe, what: str, fn, default=None):
+    try:
+        return fn()
+    except BaseException as e:  # noqa: BLE001 - hostile objects raise anything, even SystemExit
+        probe.notes.append(f"{what}: skipped, an object raised {type(e).__name__} while inspected")
+        return default
+
+
 def _tensor_entry(probe: _Probe, t, name_info) -> dict:
     name, origin, _ = name_info if name_info else (None, "gc", 0)
     e = {"name": name, "origin": origin, "device": _device_str(t), "shape": _shape(t),
-         "dtype": str(getattr(t, "dtype", "?")).replace("torch.", ""), "bytes": _nbytes(t)}
+         "dtype": _dtype(t), "bytes": _nbytes(t)}
     if origin == "local" and id(t) in probe.name_frames:
         e["frame"] = probe.name_frames[id(t)]
     aka = [a for a in probe.reg.aliases.get(id(t), ()) if a != name][:3]
@@ -673,7 +716,7 @@ def _param_elements_by_device(probe: _Probe) -> dict:
         d = _device_str(t)
         try:
             n = int(t.nelement())
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             n = 0
         by_dev[d] = by_dev.get(d, 0) + n + 1
 
@@ -685,7 +728,7 @@ def _param_elements_by_device(probe: _Probe) -> dict:
         try:
             if any(id(m) in probe.frame_modules for m in root.modules()):
                 running.append(root)
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             pass
     for root in running or roots:
         try:
@@ -693,14 +736,14 @@ def _param_elements_by_device(probe: _Probe) -> dict:
                 add(t)
             for t in root.buffers():
                 add(t)
-        except Exception:  # noqa: BLE001 - a broken module says nothing
+        except BaseException:  # noqa: BLE001 - a broken module says nothing
             pass
     for opt in list(probe.optimizers.values()):
         try:
             for group in opt.param_groups:
                 for p in group.get("params", []):
                     add(p)
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             pass
     return by_dev
 
@@ -721,7 +764,7 @@ def _running_root_names(probe: _Probe) -> set:
         try:
             if any(id(m) in probe.frame_modules for m in root.modules()):
                 out.add(name.split(".")[0].split("[")[0])
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             pass
     return out
 
@@ -914,8 +957,10 @@ def _creation_site(culprit: dict, user: list, frames_by_idx: dict) -> dict | Non
     own function before the failing line.  None when the source does not say."""
     best = culprit["tensors"][0] if culprit.get("tensors") else None
     target = culprit.get("module") or (best or {}).get("name")
-    if not target or target.startswith("<"):
-        return None
+    if not target or target.startswith("<") or (best and best.get("library_name") and not culprit.get("module")):
+        return None  # torch's own names (`args[0]`, `mat2`) say nothing about the user's source
+    if best and best.get("origin") == "local" and not culprit.get("module") and "[" in target:
+        return None  # an element of a local container: the container's line is not the element's
     try:
         import linecache
 
@@ -956,7 +1001,7 @@ def _creation_site(culprit: dict, user: list, frames_by_idx: dict) -> dict | Non
                     fallback = fallback or site
                     break
         return fallback
-    except Exception:  # noqa: BLE001 - reading source is best effort
+    except BaseException:  # noqa: BLE001 - reading source is best effort
         return None
 
 
@@ -1049,6 +1094,6 @@ def placement_report_json(exc=None, **kwargs) -> str:
     """Compact JSON; never raises (a failure is reported inside the JSON)."""
     try:
         rep = placement_report(exc, **kwargs)
-    except Exception as e:  # noqa: BLE001 - the probe must never break the debuggee
+    except BaseException as e:  # noqa: BLE001 - the probe must never break the debuggee
         rep = {"version": REPORT_VERSION, "tool": "devflow", "probe_error": f"{type(e).__name__}: {e}"}
     return json.dumps(rep, separators=(",", ":"), default=str)

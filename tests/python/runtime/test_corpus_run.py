@@ -1,4 +1,4 @@
-"""`devflow run` over the runnable cases of ../shared/corpus/public, with meta_run.py's CUDA -> meta
+"""`devflow run` over the runnable cases of ../shared/corpus/public*, with meta_run.py's CUDA -> meta
 rewrite (plain or --strict, as each case was validated): the report names the culprit.
 
 All cases run in one driver process (corpus_driver.py) so torch is imported once."""
@@ -45,7 +45,8 @@ EXPECTED = {
 
 def runnable_cases(corpus: Path):
     cases = []
-    for case_json in sorted(corpus.glob("public/*/case.json")):
+    # every public folder (public, public2, ...): the case ids follow the folders
+    for case_json in sorted(corpus.glob("public*/*/case.json")):
         c = json.loads(case_json.read_text())
         v = c.get("validated") or {}
         if not c.get("runnable_offline") or v.get("status") is not True:
