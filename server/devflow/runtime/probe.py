@@ -808,8 +808,11 @@ def _pick_odd_device(probe: _Probe, parsed: dict) -> tuple[str | None, str | Non
     then the message's own found / expected."""
     found, expected = parsed.get("found_device"), parsed.get("expected_device")
     devices = [d for d in (parsed.get("devices") or []) if d]
-    if parsed.get("family") in ("meta-copy", "index-device", "numpy-cuda", "deserialize-cuda"):
-        return found, expected, ""  # one-sided messages: the wording itself says what is odd
+    if parsed.get("family") in ("meta-copy", "index-device", "numpy-cuda", "deserialize-cuda",
+                                "dataparallel-module-device", "ddp-device-ids", "generator-device"):
+        # one-sided messages: the wording itself says what is odd (DataParallel / DDP / a generator
+        # state the device they need; the others name the one device involved)
+        return found, expected, ""
     cands = list(dict.fromkeys(devices + [d for d in (found, expected) if d]))
     if len(cands) >= 2:
         home, why = _intended_device(probe, cands)
@@ -899,6 +902,8 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
                 score -= 70  # a module tree nothing on the failing stack holds (found by gc)
             if origin == "attribute":
                 score += 10  # an unregistered tensor attribute never follows Module.to()
+        if parsed.get("family") == "dataparallel-module-device" and origin in ("parameter", "buffer"):
+            score += 60  # the message is about the wrapped module's own parameters and buffers
         arg = parsed.get("argument")
         if arg and name and re.split(r"[.\[]", name)[-1].strip("'\"]") == arg:
             score += 25  # the message names the argument (`weight`, `mat2`, `index`)

@@ -83,6 +83,8 @@ def main():
     except Exception:  # noqa: BLE001
         pass
     originals = (torch.nn.DataParallel, torch.nn.parallel.DataParallel, torch.Tensor.data)
+    # fixtures register torch.load location tags (serialization.register_package): global state
+    package_registry = list(getattr(torch.serialization, "_package_registry", []))
     with open(cases_json) as f:
         cases = json.load(f)
     home = os.getcwd()
@@ -134,6 +136,8 @@ def main():
             result["driver_traceback"] = traceback.format_exc()[-3000:]
         finally:
             torch.nn.DataParallel, torch.nn.parallel.DataParallel, torch.Tensor.data = originals
+            if hasattr(torch.serialization, "_package_registry"):
+                torch.serialization._package_registry[:] = package_registry
             torch.set_default_device(None)
             torch.__future__.set_swap_module_params_on_conversion(False)
             sys.path[:] = saved_path
