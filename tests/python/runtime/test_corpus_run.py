@@ -58,11 +58,6 @@ EXPECTED = {
     "tokenlearner-python-list": "tokenizers[0]",
     "transformer-nopeak-mask-batch-cpu": "trg",
 }
-# Known limits of replaying a case in the shared driver process (not of the report).
-DRIVER_LIMITS = {
-    "frcnn-optimizer-before-cuda-resume": "the replayed native setup leaves a checkpoint with CUDA "
-                                          "storages here, so the check stops at torch.load first",
-}
 
 
 def runnable_cases(corpus: Path):
@@ -116,8 +111,6 @@ def test_report_names_the_culprit(corpus_results, case_id):
     assert "driver_error" not in res, res["driver_error"]
     assert res["rc"] == 1
     rep = res["report"]
-    if case_id in DRIVER_LIMITS and "deserialize" in ((rep["error"] or {}).get("parsed") or {}).get("family", ""):
-        pytest.xfail(DRIVER_LIMITS[case_id])
     assert rep["error"]["cross_device"], rep["error"]
     assert rep["location"]["file"] == res["run_path"]
     if case["line"] is not None:
