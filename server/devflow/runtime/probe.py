@@ -1082,10 +1082,11 @@ def _summary(c: dict, parsed: dict) -> str:
         s += f"; module {mod} was not moved"
     elif t["origin"] == "optimizer-state":
         s += "; the optimizer state was loaded or created on another device than its parameters"
+    s += where
     site = c.get("created")
     if site:
-        s += f"; set at {os.path.basename(site['file'])}:{site['line']}"
-    s += where
+        what = mod or t["name"] or "it"
+        s += f" ({what} set at {os.path.basename(site['file'])}:{site['line']})"
     # The message's own words, as supporting detail (torch names the first argument that differs
     # from the first tensor, which is not necessarily the odd one).
     detail = [x for x in (parsed.get("argument") and f"argument {parsed['argument']}",
