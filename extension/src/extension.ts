@@ -4,10 +4,11 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { CommandHost, registerCommands } from './commands';
+import { registerDebug } from './debug';
 import type { FixAction } from './interpreter';
 import { createLog } from './log';
 import { registerPlacement } from './placement';
-import { hasPythonExtension, onPythonInterpreterChange } from './python';
+import { hasPythonExtension, onPythonInterpreterChange, resolveInterpreter } from './python';
 import { ServerManager } from './server';
 import { ExtensionSettings, readSettings, SECTION } from './settings';
 import { ServerStatus } from './status';
@@ -107,6 +108,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const server = manager;
   context.subscriptions.push(server, ...registerCommands(commandHost(), server, status));
 
+  try {
+    context.subscriptions.push(...registerDebug(log, async () => (await resolveInterpreter(currentSettings(), workspaceResource(), log))?.command));
+  } catch (err) {
+    log.error(`The devflow-python debug type failed to register: ${String(err)}`);
+  }
   try {
     context.subscriptions.push(...registerPlacement(context, log));
   } catch (err) {

@@ -358,6 +358,8 @@ async function scenarios(page, port) {
     fs.rmSync(settingsFile);
   });
 
+  await debugPlacementSteps(page, step);
+
   await step('an interpreter that cannot run the server: one message with a fix, no restart loop', async () => {
     // A workspace setting (the workspace is trusted here) pointing at a missing interpreter.
     const settingsFile = path.join(dirs.workspace, '.vscode', 'settings.json');
@@ -378,6 +380,79 @@ async function scenarios(page, port) {
     await shot(page, '11-server-back');
   });
   return results;
+}
+
+// ---- runtime: a real debug session with devflow's own debug type (no Microsoft Python extension) ----
+
+const PLACEMENT_DEMO = `import torch
+import torch.nn as nn
+
+
+class Classifier(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 16))
+        self.out_head = nn.Linear(16, 2)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.out_head(h)
+
+
+model = Classifier()
+with torch.device("meta"):
+    model.out_head = nn.Linear(16, 2)  # built on meta: the odd part of a cpu model
+x = torch.randn(4, 16)
+print(model(x))
+`;
+const PLACEMENT_FAILING_LINE = 13; // return self.out_head(h)
+
+/** The Device Placement webview's inner document (VS Code nests it in two iframes). */
+function placementFrame(page) {
+  return page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+}
+
+async function debugPlacementSteps(page, step) {
+  await step('"Devflow: Debug Current File" (devflow-python) stops on a cross-device error; Device Placement names the culprit', async () => {
+    const file = path.join(dirs.workspace, 'placement_demo.py');
+    fs.writeFileSync(file, PLACEMENT_DEMO);
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: STEP_MS });
+    await input.fill('placement_demo.py');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'placement_demo.py' }).first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press('Enter');
+    await page.locator('.monaco-editor .view-lines', { hasText: 'model.out_head' }).first().waitFor({ timeout: STEP_MS });
+    await runCommand(page, 'Devflow: Debug Current File');
+    // The session stops on the uncaught exception (debugpy's default filter) and the view opens.
+    const frame = placementFrame(page);
+    const card = frame.locator('.culprit-card');
+    await card.waitFor({ timeout: 3 * STEP_MS });
+    const summary = await card.locator('.summary').innerText();
+    if (!/model\.out_head/.test(summary) || !/\bmeta\b/.test(summary)) throw new Error(`culprit summary: ${summary}`);
+    await frame.locator('.tree .node.culprit[data-module="model.out_head"]').waitFor({ timeout: STEP_MS });
+    await frame.locator(`.culprit-card a.src[data-line="${PLACEMENT_FAILING_LINE}"]`).first().waitFor({ timeout: STEP_MS });
+    await shot(page, '20-debug-placement-view');
+  });
+
+  await step('the placement diagnostic sits on the failing line; the view fits a narrow side column', async () => {
+    await page.keyboard.press('Control+Shift+M');
+    const row = problemsPanel(page).locator('.monaco-list-row', { hasText: 'model.out_head' }).first();
+    await row.waitFor({ timeout: STEP_MS });
+    const text = await row.innerText();
+    if (!new RegExp(`Ln ${PLACEMENT_FAILING_LINE}\\b`).test(text) && !(await row.getAttribute('aria-label') ?? '').includes(`${PLACEMENT_FAILING_LINE}`)) {
+      throw new Error(`placement diagnostic not on line ${PLACEMENT_FAILING_LINE}: ${text}`);
+    }
+    await shot(page, '21-debug-placement-diagnostic');
+    // A narrow window: the webview column shrinks; bars and tables stay inside it.
+    await page.setViewportSize({ width: 900, height: 900 });
+    const frame = placementFrame(page);
+    const overflow = await frame.locator('body').evaluate((b) => b.scrollWidth - b.clientWidth);
+    if (overflow > 2) throw new Error(`the placement view overflows its column by ${overflow}px`);
+    await shot(page, '22-debug-placement-narrow');
+    await page.setViewportSize({ width: 1400, height: 900 });
+    await page.keyboard.press('Shift+F5'); // stop debugging
+  });
 }
 
 async function main() {

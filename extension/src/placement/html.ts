@@ -12,7 +12,6 @@ export interface HtmlOptions {
 }
 
 const MAX_TREE_ROWS = 160;
-const ROW_H = 22;
 
 export function escapeHtml(s: unknown): string {
   return String(s ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -52,43 +51,53 @@ function treeRows(roots: ModuleNode[], culpritModule: string | null): Row[] {
   return rows;
 }
 
+const MAX_DEPTH_CLASS = 24;
+/** Bar segments are drawn in a 1000-unit viewBox stretched to the row's width (preserveAspectRatio
+ * none): the bars follow the panel's width, however narrow the side column it sits in. */
+const BAR_UNITS = 1000;
+
+/** The module tree coloured by device: one row per module, its label (indented by depth, wrapping
+ * in narrow panels) and a bar whose segments are the share of its elements on each device. HTML
+ * rows and one small SVG per bar, so the picture fits any panel width (never a fixed 760 px). */
 export function renderModuleTreeSvg(report: PlacementReport): string {
   const roots = report.modules ?? [];
   if (!roots.length) return '<p class="muted">No nn.Module is alive in the failing program.</p>';
   const culpritModule = report.culprit?.module ?? null;
   const rows = treeRows(roots, culpritModule);
-  const width = 760;
-  const barX = 430;
-  const barW = 300;
   const parts: string[] = [];
-  rows.forEach((row, i) => {
-    const y = i * ROW_H + 4;
+  for (const row of rows) {
     const n = row.node;
     const isCulprit = culpritModule === n.name;
     const total = Object.values(n.devices).reduce((a, b) => a + b, 0);
     const label = `${n.short} (${n.type})${row.hidden ? `  +${row.hidden} submodules` : ''}${n.split ? '  ⚠ split' : ''}`;
-    parts.push(
-      `<g class="node${isCulprit ? ' culprit' : ''}${n.split ? ' split' : ''}" data-module="${escapeHtml(n.name)}">` +
-        `<title>${escapeHtml(n.name)}: ${escapeHtml(Object.entries(n.devices).map(([d, c]) => `${d} ${c.toLocaleString()}`).join(', ') || 'no tensors')}</title>` +
-        `<text x="${8 + row.depth * 16}" y="${y + 15}" class="label">${escapeHtml(label)}</text>`,
-    );
-    let x = barX;
+    const title = `${n.name}: ${Object.entries(n.devices).map(([d, c]) => `${d} ${c.toLocaleString()}`).join(', ') || 'no tensors'}`;
+    const segs: string[] = [];
     if (total === 0) {
-      parts.push(`<rect x="${barX}" y="${y + 3}" width="${barW}" height="14" class="empty"/>`);
+      segs.push(`<rect x="0" y="0" width="${BAR_UNITS}" height="14" class="empty"/>`);
     } else {
+      let x = 0;
       for (const [dev, count] of Object.entries(n.devices).sort((a, b) => b[1] - a[1])) {
-        const w = Math.max(2, Math.round((barW * count) / total));
-        parts.push(`<rect x="${x}" y="${y + 3}" width="${w}" height="14" fill="${deviceColor(dev)}"><title>${escapeHtml(dev)}: ${count.toLocaleString()} elements</title></rect>`);
+        const w = Math.max(4, Math.round((BAR_UNITS * count) / total));
+        segs.push(`<rect x="${x}" y="0" width="${Math.min(w, BAR_UNITS - x)}" height="14" fill="${deviceColor(dev)}"><title>${escapeHtml(dev)}: ${count.toLocaleString()} elements</title></rect>`);
         x += w;
+        if (x >= BAR_UNITS) break;
       }
     }
-    if (isCulprit) {
-      parts.push(`<rect x="2" y="${y}" width="${width - 4}" height="${ROW_H - 2}" class="culprit-box"/>`);
-    }
-    parts.push('</g>');
-  });
-  const height = rows.length * ROW_H + 8;
-  return `<svg class="tree" role="img" aria-label="Module tree coloured by device" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">${parts.join('')}</svg>`;
+    parts.push(
+      `<div class="node${isCulprit ? ' culprit' : ''}${n.split ? ' split' : ''}" data-module="${escapeHtml(n.name)}" title="${escapeHtml(title)}">` +
+        `<span class="label depth-${Math.min(row.depth, MAX_DEPTH_CLASS)}">${escapeHtml(label)}</span>` +
+        `<svg class="bar" role="img" aria-label="${escapeHtml(title)}" viewBox="0 0 ${BAR_UNITS} 14" preserveAspectRatio="none" width="100%" height="14">${segs.join('')}</svg>` +
+        `</div>`,
+    );
+  }
+  return `<div class="tree" role="list" aria-label="Module tree coloured by device">${parts.join('')}</div>`;
+}
+
+/** Indentation per depth as classes: the CSP blocks inline style attributes. */
+function depthCss(): string {
+  const out: string[] = [];
+  for (let d = 0; d <= MAX_DEPTH_CLASS; d++) out.push(`.tree .depth-${d}{padding-left:${(d * 0.9).toFixed(1)}em}`);
+  return out.join('');
 }
 
 function allDevices(report: PlacementReport): string[] {
@@ -131,7 +140,7 @@ function tensorTable(report: PlacementReport, rows: TensorEntry[], culpritNames:
       return `<tr${cls}><td><code>${escapeHtml(t.name ?? '(unnamed)')}</code>${aka}</td><td>${escapeHtml(shapeText(t))}</td><td>${escapeHtml(t.dtype)}</td><td>${escapeHtml(t.origin)}</td><td class="num">${escapeHtml(formatBytes(t.bytes))}</td><td>${fr ? fileLink(fr.file, fr.line, `${t.frame}()`) : escapeHtml(t.frame ?? '')}</td></tr>`;
     })
     .join('');
-  return `<table><thead><tr><th>Name</th><th>Shape</th><th>Dtype</th><th>Kind</th><th>Size</th><th>Where</th></tr></thead><tbody>${body}</tbody></table>`;
+  return `<div class="table-box"><table><thead><tr><th>Name</th><th>Shape</th><th>Dtype</th><th>Kind</th><th>Size</th><th>Where</th></tr></thead><tbody>${body}</tbody></table></div>`;
 }
 
 export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions): string {
@@ -158,6 +167,8 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
     sections.push(
       `<section class="culprit-card"><h2>Culprit</h2><p class="summary">${escapeHtml(c.summary)}</p>` +
         (c.file ? `<p>${fileLink(c.file, c.line)} in <code>${escapeHtml(c.function ?? '')}</code>: <code>${escapeHtml(c.code ?? '')}</code></p>` : '') +
+        (c.created ? `<p class="created">set at ${fileLink(c.created.file, c.created.line)}: <code>${escapeHtml(c.created.code)}</code></p>` : '') +
+        (c.intended_by ? `<p class="muted intended">${escapeHtml(c.intended_by)}</p>` : '') +
         (c.op || c.argument ? `<p class="muted">op ${escapeHtml(c.op ?? '?')}${c.argument ? `, argument ${escapeHtml(c.argument)}` : ''}</p>` : '') +
         (list ? `<ul>${list}</ul>` : '') +
         (c.hint ? `<p class="hint">${escapeHtml(c.hint)}</p>` : '') +
@@ -175,7 +186,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
     sections.push(
       `<section><h2>Optimizer <code>${escapeHtml(o.name)}</code> (${escapeHtml(o.type)})</h2>` +
         `<p>parameters on ${escapeHtml(devList(o.param_devices))}; state on ${escapeHtml(devList(o.state_devices))}</p>` +
-        (bad ? `<table><thead><tr><th>State tensor</th><th>Device</th><th>Its parameter's device</th></tr></thead><tbody>${bad}</tbody></table>` : '') +
+        (bad ? `<div class="table-box"><table><thead><tr><th>State tensor</th><th>Device</th><th>Its parameter's device</th></tr></thead><tbody>${bad}</tbody></table></div>` : '') +
         (o.mismatch_count > 20 ? `<p class="muted">… ${o.mismatch_count - 20} more</p>` : '') +
         `</section>`,
     );
@@ -206,7 +217,7 @@ export function renderPlacementHtml(report: PlacementReport, opts: HtmlOptions):
   return `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${opts.cspSource} 'nonce-${opts.nonce}'; script-src 'nonce-${opts.nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Device Placement</title>
-<style nonce="${opts.nonce}">${CSS}${swatchCss(devicesSeen)}</style></head><body>${sections.join('\n')}
+<style nonce="${opts.nonce}">${CSS}${depthCss()}${swatchCss(devicesSeen)}</style></head><body>${sections.join('\n')}
 <script nonce="${opts.nonce}">${SCRIPT}</script></body></html>`;
 }
 
@@ -216,17 +227,23 @@ function devList(d: Record<string, number>): string {
 }
 
 const CSS = `
-body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);color:var(--vscode-foreground);padding:0 16px 24px}
+body{font-family:var(--vscode-font-family);font-size:var(--vscode-font-size);color:var(--vscode-foreground);padding:0 clamp(6px,3vw,16px) 24px;overflow-wrap:anywhere}
 h1{font-size:1.4em} h2{font-size:1.15em;margin-top:1.4em} h3{font-size:1em}
 .muted{opacity:.7} .error{color:var(--vscode-errorForeground)}
-svg.tree text.label{fill:var(--vscode-foreground);font-family:var(--vscode-editor-font-family);font-size:12px}
-svg.tree rect.empty{fill:none;stroke:var(--vscode-panel-border)}
-svg.tree rect.culprit-box{fill:none;stroke:var(--vscode-errorForeground,#e51400);stroke-width:2;rx:3}
-svg.tree g.culprit text.label{font-weight:bold;fill:var(--vscode-errorForeground,#e51400)}
+.tree{display:flex;flex-direction:column;gap:2px;max-width:100%}
+.tree .node{display:grid;grid-template-columns:minmax(0,1fr) minmax(60px,38%);align-items:center;gap:8px;padding:1px 4px;border:2px solid transparent;border-radius:3px}
+.tree .label{font-family:var(--vscode-editor-font-family);font-size:12px;overflow-wrap:anywhere;min-width:0}
+.tree svg.bar{display:block;width:100%;height:14px}
+.tree rect.empty{fill:none;stroke:var(--vscode-panel-border);stroke-width:2}
+.tree .node.culprit{border-color:var(--vscode-errorForeground,#e51400)}
+.tree .node.culprit .label{font-weight:bold;color:var(--vscode-errorForeground,#e51400)}
+@media (max-width:420px){.tree .node{grid-template-columns:minmax(0,1fr)}.tree svg.bar{padding-left:.9em}}
+.table-box{max-width:100%;overflow-x:auto}
 .legend span{margin-right:14px} .swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle;border-radius:2px}
 .culprit-card{border-left:4px solid var(--vscode-errorForeground,#e51400);padding:2px 12px;background:var(--vscode-editor-inactiveSelectionBackground)}
 .summary{font-weight:bold} .hint{font-style:italic}
-table{border-collapse:collapse;margin:4px 0 12px} td,th{padding:2px 10px;text-align:left;border-bottom:1px solid var(--vscode-panel-border)}
+table{border-collapse:collapse;margin:4px 0 12px;max-width:100%} td,th{padding:2px 8px;text-align:left;border-bottom:1px solid var(--vscode-panel-border);overflow-wrap:anywhere;min-width:3em}
+td code{overflow-wrap:anywhere;white-space:normal}
 td.num{text-align:right} tr.culprit-row td{color:var(--vscode-errorForeground,#e51400);font-weight:bold}
 a.src{color:var(--vscode-textLink-foreground);cursor:pointer}
 `;

@@ -10,7 +10,8 @@ import { culpritDiagnostic, PlacementReport } from './report';
 import { PlacementSink, PlacementTrackerCore, ReportContext } from './trackerCore';
 
 export const SHOW_PLACEMENT_COMMAND = 'devflow.showPlacement';
-const DEBUG_TYPES = ['debugpy', 'python'];
+// devflow's own type (debug/config.ts), and Microsoft's Python Debugger types when that extension is there.
+const DEBUG_TYPES = ['devflow-python', 'debugpy', 'python'];
 
 export function registerPlacement(_context: vscode.ExtensionContext, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const view = new PlacementView(log);

@@ -57,6 +57,10 @@ export interface Culprit {
   code: string | null;
   hint: string | null;
   summary: string;
+  /** Why that device is the intended one (e.g. "92% of the model's parameters are on cuda:0"). */
+  intended_by?: string;
+  /** Where the odd object was last assigned in the user's source, when the source says. */
+  created?: { file: string; line: number; code: string } | null;
 }
 
 export interface OptimizerInfo {

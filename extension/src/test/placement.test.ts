@@ -190,7 +190,7 @@ test('webview HTML: picture first, culprit highlighted, tables with source links
   const html = renderPlacementHtml(report, { nonce: 'N0NCE', cspSource: 'vscode-resource:' });
   const svgAt = html.indexOf('<svg');
   assert.ok(svgAt > 0 && svgAt < html.indexOf('<table'), 'the picture comes before the tables');
-  assert.match(html, /<g class="node culprit" data-module="model.out_head">/);
+  assert.match(html, /<div class="node culprit" data-module="model.out_head"/);
   assert.match(html, /class="src" data-file="[^"]+train\.py" data-line="12"/);
   assert.match(html, /<h3>.*cpu · \d+ tensors/);
   assert.match(html, /<h3>.*meta · \d+ tensors/);
@@ -219,7 +219,45 @@ test('big trees fold uniform subtrees and stay bounded', () => {
   const svg = renderModuleTreeSvg(report);
   assert.match(svg, /layers \(ModuleList\)  \+500 submodules/);
   assert.match(svg, /data-module="m.head"/);
-  assert.equal((svg.match(/<g /g) ?? []).length, 3);
+  assert.equal((svg.match(/<div class="node/g) ?? []).length, 3);
+});
+
+test('the module tree fits a side column: no fixed pixel width, bars stretch, tables scroll in their box', () => {
+  const ev = transcript.find((e) => e.dir === 'recv' && e.msg.command === 'evaluate')!;
+  const report = parseReport(String(ev.msg.body!.result));
+  const html = renderPlacementHtml(report, { nonce: 'N', cspSource: 'vscode-resource:' });
+  assert.ok(!/<(svg|div|table|body)[^>]*width="\d{3,}"/.test(html), 'no element with a fixed width in pixels (bar segments are viewBox units)');
+  assert.ok(!/(?<![-\w])width:\s*\d{3,}px/.test(html), 'no CSS width in hundreds of pixels');
+  for (const m of html.matchAll(/<svg class="bar"[^>]*>/g)) {
+    assert.match(m[0], /viewBox="0 0 1000 14"/);
+    assert.match(m[0], /preserveAspectRatio="none"/);
+    assert.match(m[0], /width="100%"/);
+  }
+  assert.match(html, /grid-template-columns:minmax\(0,1fr\)/);
+  assert.match(html, /@media \(max-width:420px\)/);
+  assert.ok(html.split('<table').length - 1 === html.split('<div class="table-box"><table').length - 1, 'every table sits in a scroll box');
+  // segments never run past the bar
+  for (const m of html.matchAll(/<svg class="bar"[^>]*>(.*?)<\/svg>/g)) {
+    let end = 0;
+    for (const r of m[1].matchAll(/<rect x="(\d+)" y="0" width="(\d+)"/g)) end = Math.max(end, Number(r[1]) + Number(r[2]));
+    assert.ok(end <= 1000, `bar ends at ${end}`);
+  }
+});
+
+test('culprit card shows where the odd object was set and why that device is the intended one', () => {
+  const report: PlacementReport = {
+    version: 1, tool: 'devflow', modules: [],
+    culprit: {
+      module: 'model.out_head', summary: 'model.out_head (parameter) is on cpu', tensors: [], family: 'same-device-named', op: 'wrapper_CUDA_addmm', argument: 'mat1',
+      device: 'cpu', expected_device: 'cuda:0', optimizer: null, file: '/w/train.py', line: 23, function: 'forward', code: 'return self.out_head(h)', hint: null,
+      intended_by: "97% of the model's parameters are on cuda:0",
+      created: { file: '/w/train.py', line: 41, code: 'model.out_head = torch.nn.Linear(768, 2)' },
+    },
+  };
+  const html = renderPlacementHtml(report, { nonce: 'N', cspSource: 'x' });
+  assert.match(html, /set at <a href="#" class="src" data-file="\/w\/train.py" data-line="41"/);
+  assert.match(html, /97% of the model&#39;s parameters are on cuda:0/);
+  assert.match(html, /op wrapper_CUDA_addmm, argument mat1/);
 });
 
 test('device colours and sizes', () => {

@@ -7,4 +7,4 @@ from devflow.runtime.cli import main
 argv = sys.argv[1:]
 if argv[:1] == ["run"]:  # `python -m devflow.runtime run ...` reads like `devflow run ...`
     argv = argv[1:]
-sys.exit(main(argv))
+sys.exit(main(argv, process_entry=True))

@@ -17,11 +17,18 @@ _installed = {"done": False}
 def report_for(exc: BaseException) -> dict | None:
     """The report when `exc` is a cross-device error, else None (never raises)."""
     try:
-        if messages.parse_message(str(exc), type(exc).__name__) is None:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - an exception whose __str__ raises: not ours to explain
+        return None
+    try:
+        if messages.parse_message(text, type(exc).__name__) is None:
             return None
         return placement_report(exc)
-    except Exception as e:  # noqa: BLE001 - a broken probe must not hide the user's traceback
-        print(f"devflow: the placement probe failed: {type(e).__name__}: {e}", file=sys.stderr)
+    except BaseException as e:  # noqa: BLE001 - a broken probe must not hide the user's traceback
+        try:
+            print(f"devflow: the placement probe failed: {type(e).__name__}", file=sys.stderr)
+        except BaseException:  # noqa: BLE001 - a closed stderr
+            pass
         return None
 
 

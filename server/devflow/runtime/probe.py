@@ -43,21 +43,28 @@ def _torch():
 def _device_str(t) -> str:
     try:
         return str(t.device)
-    except Exception:  # noqa: BLE001 - exotic subclasses
+    except BaseException:  # noqa: BLE001 - exotic subclasses
         return "unknown"
 
 
 def _nbytes(t) -> int:
     try:
         return int(t.nbytes)
-    except Exception:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001
         return 0
+
+
+def _dtype(t) -> str:
+    try:
+        return str(t.dtype).replace("torch.", "")
+    except BaseException:  # noqa: BLE001 - a hostile __torch_function__
+        return "?"
 
 
 def _shape(t) -> list:
     try:
         return [int(s) for s in t.shape]
-    except Exception:  # noqa: BLE001 - symbolic shapes
+    except BaseException:  # noqa: BLE001 - symbolic shapes
         return []
 
 
@@ -82,11 +89,16 @@ def _library_roots() -> list[str]:
     roots = []
     for p in {sys.prefix, sys.base_prefix, getattr(sys, "exec_prefix", "")}:
         if p:
-            roots.append(os.path.join(os.path.realpath(p), "lib"))
+            for sub in ("lib", "bin", "Scripts", "Lib"):  # bin: console scripts (`devflow`, `torchrun`)
+                roots.append(os.path.join(os.path.realpath(p), sub))
     t = _torch()
     if t is not None and getattr(t, "__file__", None):
         roots.append(os.path.dirname(os.path.realpath(t.__file__)))
-    roots.append(os.path.dirname(os.path.realpath(__file__)) if "__file__" in globals() else "<devflow>")
+    if "__file__" in globals():
+        # the whole devflow package (its CLI calls the script), also when run from a source checkout
+        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+    else:
+        roots.append("<devflow>")
     for extra in os.environ.get("DEVFLOW_LIBRARY_PATHS", "").split(os.pathsep):
         if extra:
             roots.append(os.path.realpath(extra))
@@ -125,7 +137,7 @@ def _source_line(filename: str, lineno: int) -> str:
         import linecache
 
         return linecache.getline(filename, lineno).strip()[:_MAX_CODE]
-    except Exception:  # noqa: BLE001
+    except BaseException:  # noqa: BLE001
         return ""
 
 
@@ -171,6 +183,7 @@ class _Probe:
         self.tensor_frames: dict[int, tuple[int, str]] = {}  # id -> (frame index, frame function)
         self.name_frames: dict[int, str] = {}
         self.modules: dict[int, object] = {}
+        self.frame_modules: set = set()  # ids of modules some stack frame holds (the running model)
         self.optimizers: dict[int, object] = {}
         self.scalers: dict[int, object] = {}
         self.notes: list[str] = []
@@ -205,6 +218,19 @@ class _Probe:
 
     def scan_value(self, name: str, value, prio: int, frame_idx: int, func: str, depth: int = 0,
                    obj_prio: int = 0):
+        """Isolated: an object whose __getattr__ / __class__ / __torch_function__ raises anything
+        (KeyboardInterrupt and SystemExit included) is skipped, the rest is still reported."""
+        try:
+            self._scan_value(name, value, prio, frame_idx, func, depth, obj_prio)
+        except BaseException as e:  # noqa: BLE001
+            self.hostile(name, e)
+
+    def hostile(self, name: str, e: BaseException):
+        if len(self.notes) < 20:
+            self.notes.append(f"skipped {name}: inspecting it raised {type(e).__name__}")
+
+    def _scan_value(self, name: str, value, prio: int, frame_idx: int, func: str, depth: int = 0,
+                    obj_prio: int = 0):
         # Tensors take the innermost name (what the failing line says); modules, optimizers and
         # scalers the outermost one (`model`, not `self` inside forward): obj_prio.
         if self.is_tensor(value):
@@ -214,6 +240,7 @@ class _Probe:
             self.tensor_frames.setdefault(id(value), (frame_idx, func))  # innermost frame seen
         elif self.is_module(value):
             self.modules[id(value)] = value
+            self.frame_modules.add(id(value))
             is_self = name.split(".")[0] == "self"
             if not (is_self and obj_prio >= 100):  # torch's own `self` says nothing
                 self.reg.offer(value, name, "local", obj_prio + (30 if is_self else 0))
@@ -234,7 +261,7 @@ class _Probe:
             elif hasattr(value, "__dict__") and not isinstance(value, type) and not callable(value):
                 try:
                     attrs = vars(value)
-                except TypeError:
+                except BaseException:
                     attrs = {}
                 if isinstance(attrs, dict):
                     items = ((f"{name}.{k}", v) for k, v in list(attrs.items())[:64]
@@ -257,7 +284,7 @@ class _Probe:
             prio = (10 if is_user else 60) + (n - 1 - idx)
             try:
                 local_items = list(frame.f_locals.items())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for name, value in local_items:
                 if name.startswith("__") and name != "__exception__":
@@ -281,7 +308,7 @@ class _Probe:
                     if c is not m:
                         children.add(id(c))
                         self.modules.setdefault(id(c), c)
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 pass
         import heapq
 
@@ -313,34 +340,40 @@ class _Probe:
             self.roots.append((root_name, root))
             try:
                 named = list(root.named_modules())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for sub, mod in named:
-                full = f"{root_name}.{sub}" if sub else root_name
-                self.reg.offer(mod, full, "module", 5)
-                for kind, items in (("parameter", mod._parameters), ("buffer", mod._buffers)):
-                    for pn, t in list(items.items()):
-                        if t is None:
-                            continue
-                        self.tensors[id(t)] = t
-                        self.reg.offer(t, f"{full}.{pn}", kind, 3)
-                        g = getattr(t, "grad", None) if kind == "parameter" else None
-                        if g is not None:
-                            self.tensors[id(g)] = g
-                            self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
-                self._name_unregistered(mod, full, pending)
+                try:
+                    self._name_module(root_name, sub, mod, pending)
+                except BaseException as e:  # noqa: BLE001 - one hostile module, not the report
+                    self.hostile(f"{root_name}.{sub}", e)
             while self._discovered:
                 k = self._discovered.pop()
                 if k in pending and k not in queued:
                     queued.add(k)
                     heapq.heappush(heap, (prio(k), k))
 
+    def _name_module(self, root_name: str, sub: str, mod, pending: dict):
+        full = f"{root_name}.{sub}" if sub else root_name
+        self.reg.offer(mod, full, "module", 5)
+        for kind, items in (("parameter", mod._parameters), ("buffer", mod._buffers)):
+            for pn, t in list(items.items()):
+                if t is None:
+                    continue
+                self.tensors[id(t)] = t
+                self.reg.offer(t, f"{full}.{pn}", kind, 3)
+                g = getattr(t, "grad", None) if kind == "parameter" else None
+                if g is not None:
+                    self.tensors[id(g)] = g
+                    self.reg.offer(g, f"{full}.{pn}.grad", "grad", 3)
+        self._name_unregistered(mod, full, pending)
+
     def _name_unregistered(self, mod, full: str, pending: dict):
         """Plain attributes that Module.to() does not move: tensors, and modules or tensors held
         in Python lists / tuples / dicts (instead of nn.ModuleList / ModuleDict)."""
         try:
             attrs = list(vars(mod).items())
-        except TypeError:
+        except BaseException:
             return
         for an, av in attrs:
             if an.startswith("_"):
@@ -378,7 +411,7 @@ class _Probe:
                     if t is not None:
                         d = _device_str(t)
                         own[d] = own.get(d, 0) + int(t.nelement())
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 pass
             kids = []
             for cn, child in list(getattr(mod, "_modules", {}).items()):
@@ -425,7 +458,7 @@ class _Probe:
             try:
                 groups = opt.param_groups
                 state = opt.state
-            except Exception:  # noqa: BLE001
+            except BaseException:  # noqa: BLE001
                 continue
             for gi, group in enumerate(groups):
                 for pi, p in enumerate(group.get("params", [])):
@@ -481,7 +514,7 @@ class _Probe:
         tensors: list = []
         try:
             objs = gc.get_objects()
-        except Exception:  # noqa: BLE001
+        except BaseException:  # noqa: BLE001
             return tensors
         tensor_cls, module_cls, optim_cls = torch.Tensor, torch.nn.Module, torch.optim.Optimizer
         scaler_cls = self.scaler_classes
@@ -494,7 +527,7 @@ class _Probe:
                     k = (1 if issubclass(tp, tensor_cls) else 2 if issubclass(tp, module_cls)
                          else 3 if issubclass(tp, optim_cls) else 4 if scaler_cls and issubclass(tp, scaler_cls)
                          else 0)
-                except TypeError:
+                except BaseException:
                     k = 0
                 kinds[tp] = k
             if k == 0:
@@ -529,7 +562,7 @@ class _Probe:
                 c[1] += t.nbytes
                 if len(c[2]) < cap:
                     c[2].append(t)
-            except Exception:  # noqa: BLE001 - exotic subclasses
+            except BaseException:  # noqa: BLE001 - exotic subclasses
                 continue
         return {str(d): c for d, c in counts.items()}
 
@@ -560,7 +593,10 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
                     "modules": [], "optimizers": [], "scalers": [], "culprit": None, "notes": [],
                     "truncated": False, "elapsed_s": 0.0}
     if exc is not None:
-        text = str(exc)
+        try:
+            text = str(exc)
+        except BaseException:  # noqa: BLE001 - an exception whose __str__ raises
+            text = ""
         parsed = _messages.parse_message(text, type(exc).__name__) if _messages else None
         report["error"] = {"type": type(exc).__name__, "message": text[:4000], "parsed": parsed,
                            "cross_device": parsed is not None}
@@ -589,15 +625,16 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
         with warnings.catch_warnings():  # touching deprecated torch aliases warns
             warnings.simplefilter("ignore")
             gc_tensors = probe.gc_scan_objects()
-    probe.name_modules()
-    report["optimizers"] = probe.optimizer_reports()
-    report["scalers"] = probe.scaler_reports()
-    report["modules"] = probe.module_tree()
-    aggregate = probe.count_unnamed(gc_tensors)
+    # Each part on its own: an object that raises while one part inspects it costs that part only.
+    _part(probe, "naming modules", probe.name_modules)
+    report["optimizers"] = _part(probe, "optimizers", probe.optimizer_reports, [])
+    report["scalers"] = _part(probe, "GradScalers", probe.scaler_reports, [])
+    report["modules"] = _part(probe, "module trees", probe.module_tree, [])
+    aggregate = _part(probe, "counting tensors", lambda: probe.count_unnamed(gc_tensors), {})
     del gc_tensors
 
-    report["devices"] = _group_by_device(probe, aggregate, max_names)
-    report["culprit"] = _find_culprit(probe, report, user)
+    report["devices"] = _part(probe, "tensors by device", lambda: _group_by_device(probe, aggregate, max_names), {})
+    report["culprit"] = _part(probe, "the culprit", lambda: _find_culprit(probe, report, user), None)
     report["notes"].extend(probe.notes)
     report["truncated"] = probe.truncated
     report["elapsed_s"] = round(time.perf_counter() - start, 4)
@@ -606,10 +643,18 @@ def placement_report(exc=None, *, max_names: int = 200, time_budget: float = 2.0
     return report
 
 
+def _part(probe: _Probe, what: str, fn, default=None):
+    try:
+        return fn()
+    except BaseException as e:  # noqa: BLE001 - hostile objects raise anything, even SystemExit
+        probe.notes.append(f"{what}: skipped, an object raised {type(e).__name__} while inspected")
+        return default
+
+
 def _tensor_entry(probe: _Probe, t, name_info) -> dict:
     name, origin, _ = name_info if name_info else (None, "gc", 0)
     e = {"name": name, "origin": origin, "device": _device_str(t), "shape": _shape(t),
-         "dtype": str(getattr(t, "dtype", "?")).replace("torch.", ""), "bytes": _nbytes(t)}
+         "dtype": _dtype(t), "bytes": _nbytes(t)}
     if origin == "local" and id(t) in probe.name_frames:
         e["frame"] = probe.name_frames[id(t)]
     aka = [a for a in probe.reg.aliases.get(id(t), ()) if a != name][:3]
@@ -658,46 +703,132 @@ def _group_by_device(probe: _Probe, aggregate: dict, max_names: int) -> dict:
 # Culprit
 
 
-def _home_device(probe: _Probe, candidates: list[str]) -> str | None:
-    """The device most parameter bytes live on (the device the user meant)."""
+def _param_elements_by_device(probe: _Probe) -> dict:
+    """Parameter + buffer elements per device over every module tree and optimizer (each tensor
+    once): where the program put its model is where it means to compute."""
+    seen: set = set()
     by_dev: dict[str, int] = {}
-    for _, root in probe.roots:
+
+    def add(t):
+        if t is None or id(t) in seen:
+            return
+        seen.add(id(t))
+        d = _device_str(t)
+        try:
+            n = int(t.nelement())
+        except BaseException:  # noqa: BLE001
+            n = 0
+        by_dev[d] = by_dev.get(d, 0) + n + 1
+
+    roots = [r for _, r in getattr(probe, "roots", [])]
+    # The model the failing stack runs, when it can be told from the rest of the process's modules
+    # (a teacher, an EMA copy or an unrelated model elsewhere in memory does not vote).
+    running = []
+    for root in roots:
+        try:
+            if any(id(m) in probe.frame_modules for m in root.modules()):
+                running.append(root)
+        except BaseException:  # noqa: BLE001
+            pass
+    for root in running or roots:
         try:
             for t in root.parameters():
-                d = _device_str(t)
-                by_dev[d] = by_dev.get(d, 0) + _nbytes(t) + 1
-        except Exception:  # noqa: BLE001
+                add(t)
+            for t in root.buffers():
+                add(t)
+        except BaseException:  # noqa: BLE001 - a broken module says nothing
             pass
-    ranked = sorted(by_dev.items(), key=lambda kv: -kv[1])
-    for d, _ in ranked:
-        if any(_same_device(d, c) for c in candidates):
-            return d
-    return None
+    for opt in list(probe.optimizers.values()):
+        try:
+            for group in opt.param_groups:
+                for p in group.get("params", []):
+                    add(p)
+        except BaseException:  # noqa: BLE001
+            pass
+    return by_dev
 
 
-def _pick_odd_device(probe: _Probe, parsed: dict) -> tuple[str | None, str | None]:
-    """(odd, expected).  Wordings that say which is expected decide; otherwise a CPU tensor among
-    accelerator tensors is the odd one (the usual bug: something never moved), else the device
-    holding fewer parameters."""
+def _user_locals_on(probe: _Probe, device: str) -> bool:
+    """A tensor the user's own code holds in a local on `device` (an input they moved there)."""
+    for tid, t in probe.tensors.items():
+        info = probe.reg.get(t)
+        if info and info[1] == "local" and info[2] < 60 and _same_device(_device_str(t), device):
+            return True
+    return False
+
+
+def _running_root_names(probe: _Probe) -> set:
+    """Root names (first component) of the module trees the failing stack holds."""
+    out = set()
+    for name, root in getattr(probe, "roots", []):
+        try:
+            if any(id(m) in probe.frame_modules for m in root.modules()):
+                out.add(name.split(".")[0].split("[")[0])
+        except BaseException:  # noqa: BLE001
+            pass
+    return out
+
+
+def _intended_device(probe: _Probe, candidates: list[str]) -> tuple[str | None, str]:
+    """The device the program means to compute on, among the message's devices, and why.
+
+    - the model is split: the device holding most parameter/buffer elements (the few elsewhere
+      were added or built after the move);
+    - the model is all on one device: that device, unless it is the cpu and the user's own locals
+      sit on an accelerator (the inputs were moved, the model never was);
+    - no model: None (the caller falls back on the message)."""
+    by_dev = _param_elements_by_device(probe)
+    on_cand: dict[str, int] = {}
+    for d, n in by_dev.items():
+        c = next((c for c in candidates if _same_device(d, c)), None)
+        if c is not None:
+            on_cand[d] = on_cand.get(d, 0) + n
+    total = sum(by_dev.values())
+    if len(on_cand) >= 2:
+        ranked = sorted(on_cand.items(), key=lambda kv: -kv[1])
+        if ranked[0][1] == ranked[1][1]:
+            return None, ""
+        share = 100 * ranked[0][1] // max(total, 1)
+        return ranked[0][0], f"{share}% of the model's parameters are on {ranked[0][0]}"
+    if len(on_cand) == 1:
+        home = next(iter(on_cand))
+        if not _is_accelerator(home):
+            for c in candidates:
+                if _is_accelerator(c) and _user_locals_on(probe, c):
+                    return c, f"the inputs were moved to {c}, the model's parameters all stayed on {home}"
+        return home, f"the model's parameters are on {home}"
+    return None, ""
+
+
+def _pick_odd_device(probe: _Probe, parsed: dict) -> tuple[str | None, str | None, str]:
+    """(odd, expected, why).  Decided from the placement, not from which argument the message
+    happens to name first (torch names the first argument that differs from the first tensor's
+    device: with the input on cuda and a head left on cpu it names the input).  Without a model
+    to decide: a CPU tensor among accelerator tensors is the odd one (something never moved),
+    then the message's own found / expected."""
     found, expected = parsed.get("found_device"), parsed.get("expected_device")
-    devices = parsed.get("devices") or []
-    if parsed.get("family") in ("meta-expected-device",) and len(devices) == 2:
-        found = expected = None  # meta's "expected device" is just the first argument's device
-    if found and expected:
-        return found, expected
-    if found and not expected and parsed.get("family") != "meta-copy":
-        others = [d for d in devices if not _same_device(d, found)]
-        return found, others[0] if others else None
-    if len(devices) >= 2:
-        a, b = devices[0], devices[1]
-        if (a == "cpu") != (b == "cpu"):
-            return ("cpu", b if a == "cpu" else a)
-        home = _home_device(probe, devices)
+    devices = [d for d in (parsed.get("devices") or []) if d]
+    if parsed.get("family") in ("meta-copy", "index-device", "numpy-cuda", "deserialize-cuda",
+                                "dataparallel-module-device", "ddp-device-ids", "generator-device"):
+        # one-sided messages: the wording itself says what is odd (DataParallel / DDP / a generator
+        # state the device they need; the others name the one device involved)
+        return found, expected, ""
+    cands = list(dict.fromkeys(devices + [d for d in (found, expected) if d]))
+    if len(cands) >= 2:
+        home, why = _intended_device(probe, cands)
         if home:
-            odd = [d for d in devices if not _same_device(d, home)]
-            return (odd[0] if odd else None), home
-        return b, a
-    return found, expected
+            odd = [d for d in cands if not _same_device(d, home)]
+            if odd:
+                return odd[0], home, why
+        a, b = cands[0], cands[1]
+        if (a == "cpu") != (b == "cpu") and len(cands) == 2:
+            return "cpu", (b if a == "cpu" else a), ""
+        if found and expected and parsed.get("family") != "meta-expected-device":
+            return found, expected, ""
+        return b, a, ""
+    if found and parsed.get("family") != "meta-copy":
+        return found, expected, ""
+    return found, expected, ""
 
 
 def _idents(code: str) -> set:
@@ -715,7 +846,8 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
                "optimizer": None, "whole_module": False, "file": loc.get("file"), "line": loc.get("line"),
                "function": loc.get("function"), "code": loc.get("code"), "hint": parsed.get("hint"),
                "summary": ""}
-    odd, expected = _pick_odd_device(probe, parsed)
+    odd, expected, why = _pick_odd_device(probe, parsed)
+    culprit["intended_by"] = why
     # Devices in messages may be unindexed ("cuda"); use the concrete device of live tensors.
     live = list(report["devices"].keys())
     for d in live:
@@ -739,6 +871,7 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
         tb = tb.tb_next
     mism = {m["name"] for o in report["optimizers"] for m in o["mismatches"]}
     expected_split = set()
+    running = _running_root_names(probe)
     for root in report["modules"]:
         _collect_split(root, expected, expected_split)
 
@@ -765,8 +898,12 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
             owner = name.rsplit(".", 1)[0]
             if any(owner == s or owner.startswith(s + ".") for s in expected_split):
                 score += 45
+            if running and name.split(".")[0].split("[")[0] not in running and fr is None:
+                score -= 70  # a module tree nothing on the failing stack holds (found by gc)
             if origin == "attribute":
                 score += 10  # an unregistered tensor attribute never follows Module.to()
+        if parsed.get("family") == "dataparallel-module-device" and origin in ("parameter", "buffer"):
+            score += 60  # the message is about the wrapped module's own parameters and buffers
         arg = parsed.get("argument")
         if arg and name and re.split(r"[.\[]", name)[-1].strip("'\"]") == arg:
             score += 25  # the message names the argument (`weight`, `mat2`, `index`)
@@ -800,8 +937,77 @@ def _find_culprit(probe: _Probe, report: dict, user: list) -> dict | None:
         culprit["module"] = owner
     if best and best.get("origin") == "optimizer-state":
         culprit["optimizer"] = best["name"].split(".state[")[0]
+    fidx = {}
+    if top:
+        fr = probe.tensor_frames.get(id(top[0][2]))
+        if best is not None and fr is not None:
+            best["_t"] = top[0][2]
+            fidx[id(top[0][2])] = fr[0]
+    culprit["created"] = _creation_site(culprit, user, fidx)
+    if best is not None:
+        best.pop("_t", None)
     culprit["summary"] = _summary(culprit, parsed)
     return culprit
+
+
+def _assign_rx(attr: str):
+    # `attr = ...`, `obj.attr = ...`, `attr: T = ...`; not `==`, not keyword arguments `f(attr=...)`
+    return re.compile(r"^\s*(?:[\w\[\]'\".]+\.)?" + re.escape(attr) + r"\s*(?::[^=]*)?=(?!=)")
+
+
+def _creation_site(culprit: dict, user: list, frames_by_idx: dict) -> dict | None:
+    """Where the odd object was last assigned, read from the user's source: for a module or an
+    attribute, the last assignment of that attribute before the outermost user frame's current
+    line in its file (else anywhere in the user's files); for a local, the last assignment in its
+    own function before the failing line.  None when the source does not say."""
+    best = culprit["tensors"][0] if culprit.get("tensors") else None
+    target = culprit.get("module") or (best or {}).get("name")
+    if not target or target.startswith("<") or (best and best.get("library_name") and not culprit.get("module")):
+        return None  # torch's own names (`args[0]`, `mat2`) say nothing about the user's source
+    if best and best.get("origin") == "local" and not culprit.get("module") and "[" in target:
+        return None  # an element of a local container: the container's line is not the element's
+    try:
+        import linecache
+
+        last = re.split(r"[.\[]", target.rstrip("]"))
+        attr = next((p for p in reversed(last) if _IDENT.fullmatch(p or "")), None)
+        if target.endswith("]"):  # model.heads[0] -> the list attribute `heads`
+            attr = _IDENT.findall(target.rsplit("[", 1)[0])[-1]
+        if not attr:
+            return None
+        rx = _assign_rx(attr)
+        if best and best.get("origin") == "local" and not culprit.get("module") and "." not in target \
+                and "[" not in target:
+            fidx = frames_by_idx.get(id(best.get("_t")))
+            for idx, frame, lineno in user:
+                if fidx is not None and idx != fidx:
+                    continue
+                code = frame.f_code
+                for ln in range(lineno - 1, code.co_firstlineno - 1, -1):
+                    text = linecache.getline(code.co_filename, ln)
+                    if rx.match(text):
+                        return {"file": code.co_filename, "line": ln, "code": text.strip()[:_MAX_CODE]}
+                if fidx is not None:
+                    break
+            return None
+        if not user:
+            return None
+        outer_idx, outer_frame, outer_line = min(user, key=lambda u: u[0])
+        files = list(dict.fromkeys([outer_frame.f_code.co_filename] + [f.f_code.co_filename for _, f, _ in user]))
+        fallback = None
+        for fn in files:
+            lines = linecache.getlines(fn)
+            limit = outer_line - 1 if fn == outer_frame.f_code.co_filename else len(lines)
+            for ln in range(min(limit, len(lines)), 0, -1):
+                if rx.match(lines[ln - 1]):
+                    site = {"file": fn, "line": ln, "code": lines[ln - 1].strip()[:_MAX_CODE]}
+                    if fn == outer_frame.f_code.co_filename:
+                        return site
+                    fallback = fallback or site
+                    break
+        return fallback
+    except BaseException:  # noqa: BLE001 - reading source is best effort
+        return None
 
 
 def _widest_module_on(roots: list, owner: str, device: str) -> tuple[str, bool]:
@@ -876,13 +1082,24 @@ def _summary(c: dict, parsed: dict) -> str:
         s += f"; module {mod} was not moved"
     elif t["origin"] == "optimizer-state":
         s += "; the optimizer state was loaded or created on another device than its parameters"
-    return s + where
+    s += where
+    site = c.get("created")
+    if site:
+        what = mod or t["name"] or "it"
+        s += f" ({what} set at {os.path.basename(site['file'])}:{site['line']})"
+    # The message's own words, as supporting detail (torch names the first argument that differs
+    # from the first tensor, which is not necessarily the odd one).
+    detail = [x for x in (parsed.get("argument") and f"argument {parsed['argument']}",
+                          parsed.get("op") and f"in {parsed['op']}") if x]
+    if detail:
+        s += f" (torch: {' '.join(detail)})"
+    return s
 
 
 def placement_report_json(exc=None, **kwargs) -> str:
     """Compact JSON; never raises (a failure is reported inside the JSON)."""
     try:
         rep = placement_report(exc, **kwargs)
-    except Exception as e:  # noqa: BLE001 - the probe must never break the debuggee
+    except BaseException as e:  # noqa: BLE001 - the probe must never break the debuggee
         rep = {"version": REPORT_VERSION, "tool": "devflow", "probe_error": f"{type(e).__name__}: {e}"}
     return json.dumps(rep, separators=(",", ":"), default=str)

@@ -56,6 +56,11 @@ def render_text(report: dict, *, max_per_device: int = 12, color: bool = False) 
             add(f"    at {c.get('file')}:{c.get('line')} in {c.get('function')}")
             if c.get("code"):
                 add(f"      {c['code']}")
+        created = c.get("created")
+        if created:
+            add(f"    set at {created.get('file')}:{created.get('line')}: {created.get('code')}")
+        if c.get("intended_by"):
+            add(f"    intended device: {c['intended_by']}")
         for t in (c.get("tensors") or [])[:5]:
             add(f"    - {_fmt_tensor(t)} on {t.get('device')}")
         if c.get("hint"):

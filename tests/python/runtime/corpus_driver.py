@@ -50,9 +50,22 @@ def run_setup(meta_run, case_dir, workdir, step):
         sys.argv = saved
 
 
+def _forget_case_modules(before: set, folders) -> None:
+    """Drop the modules a case imported from its own folder or temporary copies (torch's lazily
+    imported submodules stay: dropping those would break torch)."""
+    roots = [os.path.realpath(f) + os.sep for f in folders]
+    for name in set(sys.modules) - before:
+        mod = sys.modules.get(name)
+        fn = getattr(mod, "__file__", None) or ""
+        if fn and any(os.path.realpath(fn).startswith(r) for r in roots):
+            del sys.modules[name]
+
+
 def main():
     meta_run_path, out_dir, cases_json = sys.argv[1:4]
-    os.environ["DEVFLOW_LIBRARY_PATHS"] = os.path.dirname(os.path.abspath(meta_run_path))
+    # meta_run.py and this driver are not the user's code (their frames are never culprits)
+    os.environ["DEVFLOW_LIBRARY_PATHS"] = os.pathsep.join(
+        [os.path.dirname(os.path.abspath(meta_run_path)), os.path.dirname(os.path.abspath(__file__))])
     import warnings
 
     warnings.filterwarnings("ignore")
@@ -70,11 +83,17 @@ def main():
     except Exception:  # noqa: BLE001
         pass
     originals = (torch.nn.DataParallel, torch.nn.parallel.DataParallel, torch.Tensor.data)
+    # fixtures register torch.load location tags (serialization.register_package): global state
+    package_registry = list(getattr(torch.serialization, "_package_registry", []))
     with open(cases_json) as f:
         cases = json.load(f)
     home = os.getcwd()
     saved_path = list(sys.path)
     for case in cases:
+        # Cases are isolated: several have a module named `buggy` that their fixture imports, so
+        # every module a case loaded from its own folders is forgotten before the next one.
+        modules_before = set(sys.modules)
+        main_before = sys.modules.get("__main__")
         workdir = tempfile.mkdtemp(prefix="devflow_case_")
         os.chdir(workdir)
         result = {"id": case["id"]}
@@ -111,13 +130,21 @@ def main():
                 with open(report_path) as f:
                     result["report"] = json.load(f)
         except BaseException as e:  # noqa: BLE001 - one broken case must not hide the others
+            import traceback
+
             result["driver_error"] = f"{type(e).__name__}: {e}"
+            result["driver_traceback"] = traceback.format_exc()[-3000:]
         finally:
             torch.nn.DataParallel, torch.nn.parallel.DataParallel, torch.Tensor.data = originals
+            if hasattr(torch.serialization, "_package_registry"):
+                torch.serialization._package_registry[:] = package_registry
             torch.set_default_device(None)
             torch.__future__.set_swap_module_params_on_conversion(False)
             sys.path[:] = saved_path
             os.chdir(home)
+            _forget_case_modules(modules_before, (case["dir"], workdir, tempfile.gettempdir()))
+            if main_before is not None:
+                sys.modules["__main__"] = main_before
             gc.collect()  # the next case's gc scan must not see this case's objects
         with open(os.path.join(out_dir, case["id"] + ".json"), "w") as f:
             json.dump(result, f, default=str)

@@ -1,4 +1,4 @@
-"""`devflow run` over the runnable cases of ../shared/corpus/public, with meta_run.py's CUDA -> meta
+"""`devflow run` over the runnable cases of ../shared/corpus/public*, with meta_run.py's CUDA -> meta
 rewrite (plain or --strict, as each case was validated): the report names the culprit.
 
 All cases run in one driver process (corpus_driver.py) so torch is imported once."""
@@ -26,7 +26,6 @@ EXPECTED = {
     "gpt2-chitchat-discarded-to": "input_ids",
     "lightning-criterions-list-weights": "model.criterions[0]",
     "llms-from-scratch-ch06-out-head": "model.out_head",
-    "multitask-heads-python-list": "model.softmaxes[0]",
     "opensr-test-input-not-moved": "X",
     "pose-demo-model-not-moved": "model.",
     "pose-resume-dataparallel-after-load": "optimizer.state[",
@@ -40,12 +39,31 @@ EXPECTED = {
     "thor-load-gpu-checkpoint-on-cpu": "map_location",
     "tts-guided-attention-arange": "grid_",
     "yolov7-from-which-layer-index": "from_which_layer",
+    # public2
+    "biotrainer-class-weights": "loss_function",
+    "contextualized-eye-no-device": None,  # an unnamed torch.eye(...) temporary: device only
+    "dataparallel-force-cpu-device-ids": "model",
+    "deepcca-discarded-to": "x1",
+    "ema-cpu-shadow-lerp": "ema_v",  # the cpu shadow the model tensor meets in lerp_
+    "fourier-positional-arange": "coeffs",  # built from torch.arange(m) without device=
+    "frcnn-optimizer-before-cuda-resume": "optimizer.state[",
+    "map-location-passed-to-load-state-dict": "map_location",
+    "mobilesam-tinyvit-attn-bias-attr": ".ab",
+    "multitask-heads-python-list": "model.softmaxes[0]",
+    "nerf-pixel-sampler-mask-nonzero-index": "batch['image']",
+    "nero-optimizer-eager-state-before-cuda": "optimizer.state[",
+    "sagpool-net-not-moved": "model",
+    "semicon-similarity-index": "S",
+    "timm-reset-classifier-after-to": "model.head",
+    "tokenlearner-python-list": "tokenizers[0]",
+    "transformer-nopeak-mask-batch-cpu": "trg",
 }
 
 
 def runnable_cases(corpus: Path):
     cases = []
-    for case_json in sorted(corpus.glob("public/*/case.json")):
+    # every public folder (public, public2, ...): the case ids follow the folders
+    for case_json in sorted(corpus.glob("public*/*/case.json")):
         c = json.loads(case_json.read_text())
         v = c.get("validated") or {}
         if not c.get("runnable_offline") or v.get("status") is not True:
@@ -102,7 +120,7 @@ def test_report_names_the_culprit(corpus_results, case_id):
     # the report is printed before the traceback
     assert res["stderr"].index("devflow: device placement report") < res["stderr"].index("Traceback")
     want = EXPECTED[case_id]
-    if case_id == "thor-load-gpu-checkpoint-on-cpu":
+    if case_id in ("thor-load-gpu-checkpoint-on-cpu", "map-location-passed-to-load-state-dict"):
         assert want in c["summary"]
         return
     assert c["device"] == "cpu", c
