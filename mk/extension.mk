@@ -39,9 +39,13 @@ $(BUNDLE_STAMP): $(SERVER_STAMP) $(SERVER_SOURCES) extension/scripts/bundle_serv
 
 extension-bundle: $(BUNDLE_STAMP)
 
-$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) .vscodeignore extension/README.md
-	npx vsce package --no-dependencies --skip-license --readme-path extension/README.md --target $(EXT_TARGET) --out $@
-	@echo "== wrote $@ ($$(du -h $@ | cut -f1))"
+# What the .vsix ships besides the bundle: the launcher, the rule pages, the walkthrough, the icon.
+VSIX_FILES := extension/launcher/devflow_launch.py $(wildcard docs/rules/*.md extension/walkthrough/*) \
+	extension/media/icon.png LICENSE CHANGELOG.md .vscodeignore extension/README.md
+
+$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) $(VSIX_FILES)
+	@npx vsce package --no-dependencies --readme-path extension/README.md --target $(EXT_TARGET) --out $@ >/dev/null
+	@echo "== wrote $@ ($$(du -h $@ | cut -f1)): install it with  code --install-extension $@"
 
 vsix: $(VSIX)
 

@@ -1,0 +1,46 @@
+// Rule pages: the rule docs (docs/rules/*.md) ship inside the extension, and a diagnostic's code
+// link opens the shipped page in VS Code's Markdown preview, online or offline.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+
+export const SHOW_RULE_COMMAND = 'devflow.showRule';
+const RULE_LINK = /\/docs\/rules\/(DEV\d{3})\.md$/;
+
+/** The shipped Markdown page of a rule, if there is one. */
+export function rulePage(context: vscode.ExtensionContext, code: string): vscode.Uri | undefined {
+  if (!/^DEV\d{3}$/.test(code)) return undefined;
+  const file = context.asAbsolutePath(path.join('docs', 'rules', `${code}.md`));
+  return fs.existsSync(file) ? vscode.Uri.file(file) : undefined;
+}
+
+/** Points a diagnostic's code link at the shipped page (a command link: VS Code opens it in the
+ * Markdown preview). Diagnostics of other rules and links already local are left alone. */
+export function localizeRuleLinks(context: vscode.ExtensionContext, diagnostics: vscode.Diagnostic[]): vscode.Diagnostic[] {
+  for (const d of diagnostics) {
+    const c = d.code;
+    if (!c || typeof c !== 'object' || !c.target) continue;
+    const m = RULE_LINK.exec(c.target.path);
+    if (!m || !rulePage(context, m[1])) continue;
+    d.code = { value: c.value, target: vscode.Uri.parse(`command:${SHOW_RULE_COMMAND}?${encodeURIComponent(JSON.stringify([m[1]]))}`) };
+  }
+  return diagnostics;
+}
+
+/** devflow.showRule: the rule's page in the Markdown preview (falls back to the editor). */
+export function registerRuleDocs(context: vscode.ExtensionContext): vscode.Disposable {
+  return vscode.commands.registerCommand(SHOW_RULE_COMMAND, async (code?: unknown) => {
+    const rule = typeof code === 'string' ? code.toUpperCase() : undefined;
+    const page = rule ? rulePage(context, rule) : vscode.Uri.file(context.asAbsolutePath(path.join('docs', 'rules', 'README.md')));
+    if (!page) {
+      void vscode.window.showInformationMessage(`Devflow: no page for rule ${String(code)}.`);
+      return;
+    }
+    try {
+      await vscode.commands.executeCommand('markdown.showPreview', page);
+    } catch {
+      await vscode.window.showTextDocument(page, { preview: true });
+    }
+  });
+}
