@@ -3,16 +3,13 @@
 
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { EDITOR_COMMANDS } from './commands';
 import { debugMarkdown } from './debugInfo';
 import { fixAllCommand, registerNotebookFixAll } from './fixAll';
 import { registerRuleDocs } from './ruleDocs';
 import type { ServerManager } from './server';
 
-export const CLIENT_COMMANDS = {
-  fixAll: 'devflow.fixAll',
-  showDebugInfo: 'devflow.showDebugInfo',
-  openSample: 'devflow.openSample',
-} as const;
+const CLIENT_COMMANDS = EDITOR_COMMANDS;
 
 /** The walkthrough's sample, as an untitled Python file the user can edit and fix freely. */
 async function openSample(context: vscode.ExtensionContext): Promise<void> {

@@ -10,6 +10,14 @@ export const COMMANDS = {
   showLogs: 'devflow.showLogs',
 } as const;
 
+/** Commands that act in the editor itself (clientCommands.ts, ruleDocs.ts). */
+export const EDITOR_COMMANDS = {
+  fixAll: 'devflow.fixAll',
+  showDebugInfo: 'devflow.showDebugInfo',
+  openSample: 'devflow.openSample',
+  showRule: 'devflow.showRule',
+} as const;
+
 /** Commands the server implements (workspace/executeCommand). */
 export const SERVER_COMMANDS = {
   checkWorkspace: 'devflow.checkWorkspace',

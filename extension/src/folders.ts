@@ -15,7 +15,7 @@ export interface FolderSettings {
 
 /** The file system path of a file or notebook-cell URI (undefined for untitled and other schemes). */
 export function uriPath(uri: string): string | undefined {
-  const m = /^(file|vscode-notebook-cell):\/\/[^/]*(\/[^?#]*)/.exec(uri);
+  const m = /^(file|vscode-notebook-cell):(?:\/\/[^/]*)?(\/[^?#]*)/.exec(uri);
   if (!m) return undefined;
   try {
     const p = decodeURIComponent(m[2]);

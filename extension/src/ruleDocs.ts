@@ -5,7 +5,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 
-export const SHOW_RULE_COMMAND = 'devflow.showRule';
+import { EDITOR_COMMANDS } from './commands';
+
+export const SHOW_RULE_COMMAND = EDITOR_COMMANDS.showRule;
 const RULE_LINK = /\/docs\/rules\/(DEV\d{3})\.md$/;
 
 /** The shipped Markdown page of a rule, if there is one. */

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { CheckSummary, CommandHost, COMMANDS, describeCheck, parseCheckResult, registerCommands, ServerControl, SERVER_COMMANDS } from '../commands';
+import { CheckSummary, CommandHost, COMMANDS, describeCheck, EDITOR_COMMANDS, isCancelled, parseCheckResult, registerCommands, ServerControl, SERVER_COMMANDS } from '../commands';
 import { statusView } from '../statusView';
 
 class FakeHost implements CommandHost {
@@ -75,12 +75,14 @@ function setup() {
   return { host, server, checks, disposables };
 }
 
-test('every command in package.json is registered (showPlacement by the placement view)', () => {
+test('every command in package.json is registered (showPlacement by the placement view, editor commands by clientCommands)', () => {
   const { host } = setup();
   const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
   const declared: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
   const registered = [...host.commands.keys()];
-  assert.deepEqual(declared.filter((c) => c !== 'devflow.showPlacement').sort(), registered.sort());
+  const editor: string[] = Object.values(EDITOR_COMMANDS);
+  for (const id of editor) assert.ok(declared.includes(id), `${id} is not in package.json`);
+  assert.deepEqual(declared.filter((c) => c !== 'devflow.showPlacement' && !editor.includes(c)).sort(), registered.sort());
   assert.ok(declared.includes('devflow.showPlacement'));
   for (const id of Object.values(SERVER_COMMANDS)) assert.ok(!declared.includes(id), `${id} is the server's; the client must not claim it`);
   const titles = manifest.contributes.commands.map((c: { category: string; title: string }) => `${c.category}: ${c.title}`);
@@ -158,4 +160,21 @@ test('status item text follows the server state and last check', () => {
   assert.match(ran.detail, /last check: 1 device problem in 5 files/);
   assert.equal(statusView('error', undefined, 'Python too old').severity, 2);
   assert.equal(statusView('disabled').text, 'Devflow: disabled');
+});
+
+test('status item count follows the live diagnostics, not only the last check', () => {
+  const live = statusView('running', { files: 5, diagnostics: 1 }, 'Python 3.11', { files: 2, diagnostics: 4 });
+  assert.equal(live.text, 'Devflow: 4 problems');
+  assert.match(live.detail, /now: 4 problems in 2 files/);
+  assert.match(live.detail, /last check: 1 device problem in 5 files/);
+  assert.equal(statusView('running', undefined, undefined, { files: 0, diagnostics: 0 }).text, 'Devflow: 0 problems');
+  assert.match(statusView('running', undefined, undefined, { files: 0, diagnostics: 0 }).detail, /now: no device problems/);
+});
+
+test('a cancelled request is not a failure', () => {
+  assert.equal(isCancelled({ name: 'Canceled' }), true);
+  assert.equal(isCancelled({ code: -32800, message: 'Request cancelled' }), true);
+  assert.equal(isCancelled({ code: -32802 }), true);
+  assert.equal(isCancelled(new Error('boom')), false);
+  assert.equal(isCancelled(undefined), false);
 });
