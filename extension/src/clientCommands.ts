@@ -41,7 +41,7 @@ export function registerClientCommands(context: vscode.ExtensionContext, server:
     vscode.commands.registerCommand(CLIENT_COMMANDS.fixAll, () => fixAllCommand()),
     vscode.commands.registerCommand(CLIENT_COMMANDS.showDebugInfo, () => showDebugInfo(context, server)),
     vscode.commands.registerCommand(CLIENT_COMMANDS.openSample, () => openSample(context)),
-    registerRuleDocs(context),
+    ...registerRuleDocs(context),
     registerNotebookFixAll(),
   ];
 }

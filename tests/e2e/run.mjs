@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { restrictedModeScenario } from './restricted.mjs';
 import { CANONICAL, writeWorkspace } from './workspace.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -380,6 +381,22 @@ async function scenarios(page, port) {
   return results;
 }
 
+/** Restricted Mode with a hostile folder, and the cold-start figure (tests/e2e/restricted.mjs). */
+async function restrictedPhase(browser, env) {
+  const name = 'Restricted Mode: a folder with json.py, token.py and devflow/ runs none of it, squiggles still shown';
+  log(`step: ${name}`);
+  const t = await restrictedModeScenario({ NODE, CODE_SERVER, PYTHON, runDir, extensionsDir: dirs.extensions, env, browser, artifacts,
+    log, shot, freePort, stop, canonical: CANONICAL, STEP_MS });
+  const figures = `cold start: first diagnostics ${t.coldStartMs} ms after activation (probe ${t.probeMs} ms, server running ${t.runningMs} ms; target <= 1500 ms)`;
+  console.log(`[e2e] ${figures}`);
+  fs.writeFileSync(path.join(artifacts, 'cold-start.json'), JSON.stringify(t, null, 2));
+  return `${name}; ${figures}`;
+}
+
+/** `make test` must not write into the real home: code-server's default config lives there. */
+const REAL_HOME_CONFIG = path.join(os.homedir(), '.config', 'code-server');
+const realHomeConfigBefore = fs.existsSync(REAL_HOME_CONFIG);
+
 async function main() {
   for (const f of [NODE, CODE_SERVER, VSIX, PYTHON, CHROMIUM]) if (!fs.existsSync(f)) throw new Error(`missing ${f}`);
   prepare();
@@ -405,6 +422,8 @@ async function main() {
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => log(`page error: ${err.message}`));
     const passed = await scenarios(page, port);
+    await stop(child); // one VS Code at a time on a small machine
+    passed.push(await restrictedPhase(browser, env));
     log(`passed ${passed.length} steps:\n  - ${passed.join('\n  - ')}`);
   } catch (err) {
     if (page) {
@@ -419,6 +438,7 @@ async function main() {
     copyLogs();
     if (!process.env.E2E_KEEP_RUN) fs.rmSync(runDir, { recursive: true, force: true, maxRetries: 3 });
   }
+  if (!realHomeConfigBefore && fs.existsSync(REAL_HOME_CONFIG)) throw new Error(`the e2e wrote into the real home: ${REAL_HOME_CONFIG}`);
 }
 
 main().then(
