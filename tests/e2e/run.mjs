@@ -27,7 +27,7 @@ const CODE_SERVER = path.join(need('CODE_SERVER_DIR'), 'out', 'node', 'entry.js'
 const VSIX = need('VSIX');
 const PYTHON = need('E2E_PYTHON');
 const CHROMIUM = process.env.E2E_CHROMIUM ?? '/usr/bin/chromium';
-const TOTAL_LIMIT_MS = Number(process.env.E2E_TIMEOUT_MS ?? 8 * 60_000);
+const TOTAL_LIMIT_MS = Number(process.env.E2E_TIMEOUT_MS ?? 12 * 60_000);
 const STEP_MS = 90_000; // generous per wait: a 2-core CI machine, a cold Python server
 
 const artifacts = path.join(repo, 'artifacts', 'e2e');
