@@ -126,7 +126,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     activatedAt,
   });
   const server = manager;
-  context.subscriptions.push(server, ...registerCommands(commandHost(), server, status), ...registerClientCommands(context, server));
+  context.subscriptions.push(server, server.watchDiagnostics(), ...registerCommands(commandHost(), server, status), ...registerClientCommands(context, server));
 
   try {
     context.subscriptions.push(...registerPlacement(context, log));

@@ -31,6 +31,9 @@ import { localizeRuleLinks } from './ruleDocs';
 import { ExtensionSettings, needsRestart, SECTION, toServerSettings } from './settings';
 import type { ServerStatus } from './status';
 
+/** The `source` of the server's diagnostics. */
+const DIAGNOSTIC_SOURCE = 'devflow';
+
 /** What the running server is, for "Devflow: Show Debug Information". */
 export interface LaunchInfo {
   command: string[];
@@ -97,15 +100,34 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     return folders.filter((f) => f.enable).map((f) => f.uri);
   }
 
-  /** Client-side diagnostics per file (after devflow.exclude / devflow.enable filtering). */
+  /** devflow's diagnostics as the Problems panel has them now (pushed and pulled alike). */
   diagnosticsCount(): { files: number; diagnostics: number } {
     let files = 0;
     let diagnostics = 0;
-    this.client?.diagnostics?.forEach((_uri, diags) => {
-      if (diags.length) files++;
-      diagnostics += diags.length;
-    });
+    for (const [, diags] of vscode.languages.getDiagnostics()) {
+      const ours = diags.filter((d) => d.source === DIAGNOSTIC_SOURCE).length;
+      if (ours) files++;
+      diagnostics += ours;
+    }
     return { files, diagnostics };
+  }
+
+  /** Recounts for the status item when diagnostics change (coalesced: one count per burst). */
+  watchDiagnostics(): vscode.Disposable {
+    let pending: NodeJS.Timeout | undefined;
+    return vscode.languages.onDidChangeDiagnostics(() => {
+      if (pending || !this.client) return;
+      pending = setTimeout(() => {
+        pending = undefined;
+        if (this.client) this.deps.status.setProblems(this.diagnosticsCount());
+      }, 50);
+    });
+  }
+
+  private firstReport(uri: vscode.Uri): void {
+    if (!this.firstDiagnostics) return;
+    this.firstDiagnostics = false;
+    this.deps.log.info(`First diagnostics ${this.mark('firstDiagnostics')} ms after activation (${uri.path.split('/').pop()}).`);
   }
 
   private mark(name: string): number {
@@ -247,18 +269,25 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     await this.launch(launcherCommand(interpreter, launcher, libs, 'serve', serverArgs), settings, cwd, `Python ${verdict.version}`);
   }
 
-  /** Diagnostics pass through here: devflow.enable per folder and devflow.exclude drop them, the
-   * status item recounts, and the first ones are timed. */
+  /** Diagnostics pass through here, pushed (publishDiagnostics) or pulled (textDocument/diagnostic):
+   * devflow.enable per folder and devflow.exclude drop them, rule links point at the shipped
+   * pages, and the first ones are timed. */
   private middleware(): Middleware {
+    const keep = (uri: string, diagnostics: vscode.Diagnostic[]) =>
+      isReported(uri, this.folderSettings) ? localizeRuleLinks(this.deps.context, diagnostics) : [];
     return {
       handleDiagnostics: (uri, diagnostics, next) => {
-        const keep = isReported(uri.toString(), this.folderSettings) ? localizeRuleLinks(this.deps.context, diagnostics) : [];
-        next(uri, keep);
-        if (this.firstDiagnostics) {
-          this.firstDiagnostics = false;
-          this.deps.log.info(`First diagnostics ${this.mark('firstDiagnostics')} ms after activation (${uri.path.split('/').pop()}).`);
+        next(uri, keep(uri.toString(), diagnostics));
+        this.firstReport(uri);
+      },
+      provideDiagnostics: async (document, previousResultId, token, next) => {
+        const report = await next(document, previousResultId, token);
+        const uri = document instanceof vscode.Uri ? document : document.uri;
+        if (report && report.kind === 'full') {
+          report.items = keep(uri.toString(), report.items);
+          this.firstReport(uri);
         }
-        this.deps.status.setProblems(this.diagnosticsCount());
+        return report;
       },
     };
   }

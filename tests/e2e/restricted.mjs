@@ -32,6 +32,48 @@ function findLog(userData) {
   return out.map((f) => fs.readFileSync(f, 'utf8')).join('\n');
 }
 
+async function runCommand(page, title, STEP_MS) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: STEP_MS });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: title }).first();
+  await row.waitFor({ timeout: STEP_MS });
+  await row.click();
+}
+
+async function statusHover(page, STEP_MS) {
+  await page.locator('[id="status.languageStatus"]').click();
+  const item = page.locator('.monaco-hover:visible', { hasText: 'Devflow' }).first();
+  await item.waitFor({ timeout: STEP_MS });
+  const text = await item.innerText();
+  await page.keyboard.press('Escape');
+  await page.mouse.move(700, 300);
+  return text;
+}
+
+/** The status item counts the problems shown now (no Check Devices was run here); Fix All fixes
+ * the file and the count follows; Show Debug Information reports Restricted Mode. */
+async function liveStatusAndCommands(page, shot, STEP_MS) {
+  const before = await statusHover(page, STEP_MS);
+  if (!/Devflow: 1 problem\b/.test(before) || !/now: 1 problem in 1 file/.test(before)) throw new Error(`status item before Fix All: ${before}`);
+  await page.locator('.monaco-editor .view-lines').first().click();
+  await runCommand(page, 'Devflow: Fix All', STEP_MS);
+  await page.locator('.monaco-editor .view-lines', { hasText: 'nn.Linear(8, 2).to(device)' }).first().waitFor({ timeout: STEP_MS });
+  await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ state: 'detached', timeout: STEP_MS });
+  const deadline = Date.now() + STEP_MS;
+  let after = '';
+  while (!/Devflow: 0 problems/.test(after) && Date.now() < deadline) after = await statusHover(page, STEP_MS);
+  if (!/now: no device problems/.test(after)) throw new Error(`status item after Fix All: ${after}`);
+  await shot(page, '21-fix-all-status-follows');
+  await runCommand(page, 'Devflow: Show Debug Information', STEP_MS);
+  const info = page.locator('.monaco-editor .view-lines', { hasText: 'Devflow debug information' }).first();
+  await info.waitFor({ timeout: STEP_MS });
+  const infoText = await info.innerText();
+  if (!/Restricted Mode/.test(infoText) || !/devflow_launch\.py/.test(infoText)) throw new Error(`debug information: ${infoText}`);
+  await shot(page, '22-debug-information');
+}
+
 /**
  * ctx: { NODE, CODE_SERVER, PYTHON, runDir, extensionsDir, env, browser, artifacts, log, shot, freePort, stop, canonical, STEP_MS }
  * Returns { coldStartMs, probeMs, runningMs }.
@@ -101,6 +143,7 @@ export async function restrictedModeScenario(ctx) {
     await page.keyboard.press('Enter');
     await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
     await shot(page, '20-restricted-mode-squiggle');
+    await liveStatusAndCommands(page, shot, STEP_MS);
     let text = '';
     const deadline = Date.now() + STEP_MS;
     while (!/First diagnostics \d+ ms after activation/.test(text) && Date.now() < deadline) {
