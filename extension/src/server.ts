@@ -27,6 +27,7 @@ import type { CancellationLike, ServerControl } from './commands';
 import { assessProbe, CrashCounter, executableCommand, FixAction, launcherCommand, LAUNCHER, serverEnv, Verdict } from './interpreter';
 import { probeExecutable, probeInterpreter, resolveInterpreter } from './python';
 import { documentSelector, FolderSettings, isReported } from './folders';
+import { ProbeCache, probeKey } from './probeCache';
 import { localizeRuleLinks } from './ruleDocs';
 import { ExtensionSettings, needsRestart, SECTION, toServerSettings } from './settings';
 import type { ServerStatus } from './status';
@@ -84,8 +85,13 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   private folderSettings: FolderSettings[] = [];
   private launchInfo?: LaunchInfo;
   private firstDiagnostics = true;
+  private readonly probes: ProbeCache;
+  /** Set while the running server was started on a remembered probe (see probeCache.ts). */
+  private unprobedKey?: string;
 
-  constructor(private readonly deps: ServerDeps) {}
+  constructor(private readonly deps: ServerDeps) {
+    this.probes = new ProbeCache(deps.context.globalState);
+  }
 
   /** For "Show Debug Information": the last launch, the state, the client's diagnostics. */
   debugInfo(): { state: string; launch?: LaunchInfo; settings?: ExtensionSettings; folders: FolderSettings[] } {
@@ -128,6 +134,15 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     if (!this.firstDiagnostics) return;
     this.firstDiagnostics = false;
     this.deps.log.info(`First diagnostics ${this.mark('firstDiagnostics')} ms after activation (${uri.path.split('/').pop()}).`);
+  }
+
+  /** Drops the remembered probe the running server was started on; true if there was one. */
+  private async forgetProbe(): Promise<boolean> {
+    const key = this.unprobedKey;
+    this.unprobedKey = undefined;
+    if (!key) return false;
+    await this.probes.forget(key);
+    return true;
   }
 
   private mark(name: string): number {
@@ -252,9 +267,15 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     }
     const launcher = context.asAbsolutePath(LAUNCHER);
     log.info(`Interpreter (${interpreter.source}): ${interpreter.command.join(' ')}; import strategy: ${settings.importStrategy}${libs ? ` (${libs})` : ''}`);
-    const outcome = await probeInterpreter(interpreter, settings, launcher, libs, cwd);
+    const key = probeKey(interpreter.command, launcher, libs, settings.importStrategy);
+    const remembered = this.probes.get(key);
+    const outcome = remembered
+      ? { interpreter, strategy: settings.importStrategy, result: remembered }
+      : await probeInterpreter(interpreter, settings, launcher, libs, cwd);
     const verdict: Verdict = assessProbe(outcome);
     if (!verdict.ok) return this.fail(verdict.message, verdict.actions);
+    if (!remembered) void this.probes.put(key, outcome.result!);
+    this.unprobedKey = remembered ? key : undefined;
     const found = outcome.result?.devflow;
     if (found) log.info(`devflow ${found.version} from ${found.file} on Python ${verdict.version}`);
     Object.assign(this.launchInfo, {
@@ -265,7 +286,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       devflowFile: found?.file,
       bundledLibs: libs,
     });
-    log.info(`Probe done ${this.mark('probed')} ms after activation.`);
+    log.info(`Probe ${remembered ? 'remembered from an earlier start' : 'done'} ${this.mark('probed')} ms after activation.`);
     await this.launch(launcherCommand(interpreter, launcher, libs, 'serve', serverArgs), settings, cwd, `Python ${verdict.version}`);
   }
 
@@ -311,6 +332,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
         closed: () => {
+          void this.forgetProbe(); // the next start probes again
           if (this.crashes.crashed(Date.now())) {
             log.warn('The server exited unexpectedly; restarting it.');
             return { action: CloseAction.Restart, handled: true };
@@ -335,6 +357,10 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     } catch (err) {
       this.client = undefined;
       await client.dispose().catch(() => undefined);
+      if (await this.forgetProbe()) {
+        log.info('The server did not start on a remembered probe; probing the interpreter again.');
+        return this.doStart();
+      }
       this.fail(`The devflow server did not start: ${err instanceof Error ? err.message : String(err)}`, ['showLogs']);
     }
   }

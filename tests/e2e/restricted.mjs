@@ -69,7 +69,7 @@ async function liveStatusAndCommands(page, shot, STEP_MS) {
   await runCommand(page, 'Devflow: Show Debug Information', STEP_MS);
   const info = page.locator('.monaco-editor .view-lines', { hasText: 'Devflow debug information' }).first();
   await info.waitFor({ timeout: STEP_MS });
-  const infoText = await info.innerText();
+  const infoText = (await info.innerText()).replace(/\u00a0/g, ' '); // the editor renders spaces as nbsp
   if (!/Restricted Mode/.test(infoText) || !/devflow_launch\.py/.test(infoText)) throw new Error(`debug information: ${infoText}`);
   await shot(page, '22-debug-information');
 }
@@ -157,13 +157,27 @@ export async function restrictedModeScenario(ctx) {
     if (!/Restricted Mode: running the bundled server/.test(text)) throw new Error(`the log does not say Restricted Mode:\n${text}`);
     if (!text.includes(`Interpreter (setting): ${PYTHON}`)) throw new Error(`the workspace chose the interpreter:\n${text}`);
     if (!/ -I -X utf8 \S+devflow_launch\.py --libs \S+ serve/.test(text)) throw new Error(`the server was not started isolated:\n${text}`);
-    const figure = (re) => Number((re.exec(text) ?? [])[1]);
+    const figure = (re, t = text) => Number((re.exec(t) ?? [])[1]);
     const result = {
       probeMs: figure(/Probe done (\d+) ms after activation/),
       runningMs: figure(/Server is running (\d+) ms after activation/),
       coldStartMs: figure(/First diagnostics (\d+) ms after activation/),
     };
     log(`restricted mode: no marker, no __pycache__, squiggles shown; cold start: probe ${result.probeMs} ms, server running ${result.runningMs} ms, first diagnostics ${result.coldStartMs} ms after activation`);
+    // A later activation (window reloaded, the file reopened): the probe is remembered.
+    await page.reload({ timeout: STEP_MS });
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
+    const again = Date.now() + STEP_MS;
+    let later = '';
+    while (!/Probe remembered[\s\S]*First diagnostics \d+ ms after activation/.test(later) && Date.now() < again) {
+      await new Promise((r) => setTimeout(r, 250));
+      later = findLog(userData);
+    }
+    const tail = later.slice(later.lastIndexOf('activating ('));
+    result.laterRunningMs = figure(/Server is running (\d+) ms after activation/, tail);
+    result.laterFirstDiagnosticsMs = figure(/First diagnostics (\d+) ms after activation/, tail);
+    log(`later activation (probe remembered): server running ${result.laterRunningMs} ms, first diagnostics ${result.laterFirstDiagnosticsMs} ms after activation`);
+    if (fs.existsSync(marker)) throw new Error(`workspace code ran in Restricted Mode:\n${fs.readFileSync(marker, 'utf8')}`);
     return result;
   } finally {
     await page.close().catch(() => undefined);

@@ -16,6 +16,7 @@ import {
   parseProbe,
   serverEnv,
 } from '../interpreter';
+import { ProbeCache, probeKey } from '../probeCache';
 
 const none = () => undefined;
 
@@ -202,4 +203,27 @@ test('crash counter allows a few restarts, then stops the loop', () => {
   assert.equal(c.crashed(10), true);
   assert.equal(c.crashed(20), false);
   assert.equal(c.crashed(5000), true, 'old crashes age out');
+});
+
+test('probe cache: remembered per interpreter file, forgotten on demand, stale when the file changes', async () => {
+  const store = new Map<string, unknown>();
+  const memento = { get: <T>(k: string) => store.get(k) as T | undefined, update: async (k: string, v: unknown) => void store.set(k, v) };
+  const cache = new ProbeCache(memento);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devflow-probe-'));
+  const exe = path.join(dir, 'python');
+  fs.writeFileSync(exe, '#!/bin/sh\n');
+  const launcher = path.join(dir, 'launch.py');
+  fs.writeFileSync(launcher, '');
+  const key = probeKey([exe], launcher, '/libs', 'useBundled');
+  assert.ok(key);
+  const result = { version: [3, 12, 1], errors: {} };
+  assert.equal(cache.get(key), undefined);
+  await cache.put(key, result);
+  assert.deepEqual(cache.get(key), result);
+  fs.writeFileSync(exe, '#!/bin/sh\n# a new interpreter in place\n');
+  assert.notEqual(probeKey([exe], launcher, '/libs', 'useBundled'), key, 'size/mtime change: a new key');
+  assert.notEqual(probeKey([exe], launcher, '/other', 'useBundled'), key);
+  await cache.forget(key);
+  assert.equal(cache.get(key), undefined);
+  assert.equal(probeKey(['/nonexistent/python'], launcher, undefined, 'useBundled'), undefined);
 });
