@@ -164,7 +164,10 @@ export async function restrictedModeScenario(ctx) {
       coldStartMs: figure(/First diagnostics (\d+) ms after activation/),
     };
     log(`restricted mode: no marker, no __pycache__, squiggles shown; cold start: probe ${result.probeMs} ms, server running ${result.runningMs} ms, first diagnostics ${result.coldStartMs} ms after activation`);
-    // A later activation (window reloaded, the file reopened): the probe is remembered.
+    // A later activation (window reloaded, the file reopened): the probe is remembered. The
+    // model.py tab is made active first so that the restored window opens it.
+    await page.locator('.tab[aria-label^="model.py"]').first().click();
+    await page.locator('.monaco-editor .view-lines', { hasText: 'model.head' }).first().waitFor({ timeout: STEP_MS });
     await page.reload({ timeout: STEP_MS });
     await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
     const again = Date.now() + STEP_MS;
@@ -173,12 +176,16 @@ export async function restrictedModeScenario(ctx) {
       await new Promise((r) => setTimeout(r, 250));
       later = findLog(userData);
     }
+    fs.writeFileSync(path.join(artifacts, 'log-restricted-Devflow-later.log'), later);
     const tail = later.slice(later.lastIndexOf('activating ('));
     result.laterRunningMs = figure(/Server is running (\d+) ms after activation/, tail);
     result.laterFirstDiagnosticsMs = figure(/First diagnostics (\d+) ms after activation/, tail);
     log(`later activation (probe remembered): server running ${result.laterRunningMs} ms, first diagnostics ${result.laterFirstDiagnosticsMs} ms after activation`);
     if (fs.existsSync(marker)) throw new Error(`workspace code ran in Restricted Mode:\n${fs.readFileSync(marker, 'utf8')}`);
     return result;
+  } catch (err) {
+    await page.screenshot({ path: path.join(artifacts, 'failure-restricted.png') }).catch(() => undefined);
+    throw err;
   } finally {
     await page.close().catch(() => undefined);
     await stop(child);

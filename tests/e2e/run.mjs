@@ -388,7 +388,9 @@ async function restrictedPhase(browser, env) {
   const t = await restrictedModeScenario({ NODE, CODE_SERVER, PYTHON, runDir, extensionsDir: dirs.extensions, env, browser, artifacts,
     log, shot, freePort, stop, canonical: CANONICAL, STEP_MS });
   const figures = `cold start: first diagnostics ${t.coldStartMs} ms after activation (probe ${t.probeMs} ms, server running ${t.runningMs} ms; target <= 1500 ms); `
-    + `later activation (probe remembered): first diagnostics ${t.laterFirstDiagnosticsMs} ms (server running ${t.laterRunningMs} ms)`;
+    + `later activation (probe remembered): first diagnostics ${t.laterFirstDiagnosticsMs} ms (server running ${t.laterRunningMs} ms); `
+    + `load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`;
+  t.loadAverage = os.loadavg()[0];
   console.log(`[e2e] ${figures}`);
   fs.writeFileSync(path.join(artifacts, 'cold-start.json'), JSON.stringify(t, null, 2));
   return `${name}; ${figures}`;

@@ -102,6 +102,13 @@ test('Check Devices runs checkWorkspace with progress, records counts and opens 
   assert.deepEqual(host.infos, ['Devflow: 2 device problems in 3 files.']);
 });
 
+test('Check Devices checks only the workspace folders devflow is enabled for (multi-root)', async () => {
+  const { host, server } = setup();
+  (server as unknown as { enabledRoots: () => string[] }).enabledRoots = () => ['file:///ws/app'];
+  await host.run(COMMANDS.checkDevices);
+  assert.deepEqual(server.calls, [{ command: SERVER_COMMANDS.checkWorkspace, args: ['file:///ws/app'] }]);
+});
+
 test('Check Devices when the server is down offers logs and a restart instead of failing silently', async () => {
   const { host, server } = setup();
   server.running = false;
