@@ -12,6 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { multiRootScenario } from './multiroot.mjs';
 import { restrictedModeScenario } from './restricted.mjs';
 import { CANONICAL, writeWorkspace } from './workspace.mjs';
 
@@ -381,6 +382,14 @@ async function scenarios(page, port) {
   return results;
 }
 
+/** Multi-root: devflow.enable off in one folder (tests/e2e/multiroot.mjs). */
+async function multiRootPhase(page, port) {
+  const name = 'multi-root: a folder with devflow.enable off gets no squiggles and is not checked';
+  log(`step: ${name}`);
+  const toast = await multiRootScenario({ page, port, runDir, canonical: CANONICAL, shot, STEP_MS });
+  return `${name} (${toast})`;
+}
+
 /** Restricted Mode with a hostile folder, and the cold-start figure (tests/e2e/restricted.mjs). */
 async function restrictedPhase(browser, env) {
   const name = 'Restricted Mode: a folder with json.py, token.py and devflow/ runs none of it, squiggles still shown';
@@ -425,6 +434,7 @@ async function main() {
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => log(`page error: ${err.message}`));
     const passed = await scenarios(page, port);
+    passed.push(await multiRootPhase(page, port));
     await stop(child); // one VS Code at a time on a small machine
     passed.push(await restrictedPhase(browser, env));
     log(`passed ${passed.length} steps:\n  - ${passed.join('\n  - ')}`);
