@@ -15,7 +15,7 @@ export function writeMultiRoot(base, canonical) {
   fs.mkdirSync(path.join(base, 'legacy', '.vscode'), { recursive: true });
   fs.writeFileSync(path.join(base, 'legacy', '.vscode', 'settings.json'), JSON.stringify({ 'devflow.enable': false }));
   const file = path.join(base, 'multi.code-workspace');
-  fs.writeFileSync(file, JSON.stringify({ folders: [{ path: 'app' }, { path: 'legacy' }], settings: {} }, null, 2));
+  fs.writeFileSync(file, JSON.stringify({ folders: ['app', 'legacy'].map((f) => ({ path: path.join(base, f) })), settings: {} }, null, 2));
   return file;
 }
 
@@ -34,9 +34,18 @@ async function open(page, name, STEP_MS) {
 export async function multiRootScenario(ctx) {
   const { page, port, canonical, shot, STEP_MS } = ctx;
   const file = writeMultiRoot(path.join(ctx.runDir, 'multi-root'), canonical);
-  await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(file)}`, { timeout: STEP_MS });
-  await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
-  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'legacy' }).first().waitFor({ timeout: STEP_MS });
+  const folders = page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'legacy' }).first();
+  for (let attempt = 1; ; attempt++) {
+    await page.goto(`http://127.0.0.1:${port}/?workspace=${encodeURIComponent(file)}`, { timeout: STEP_MS });
+    await page.locator('.monaco-workbench').waitFor({ timeout: STEP_MS });
+    try {
+      await folders.waitFor({ timeout: attempt === 1 ? 30_000 : STEP_MS });
+      break;
+    } catch (err) {
+      // code-server sometimes opens a workspace file with its folders missing ("No Folder Opened").
+      if (attempt >= 2) throw err;
+    }
+  }
   await open(page, 'old_model.py', STEP_MS); // devflow.enable is off for this folder
   await open(page, 'train.py', STEP_MS);
   const squiggle = page.locator('.monaco-editor .view-overlays [class*="squiggly-"]');
@@ -62,5 +71,11 @@ export async function multiRootScenario(ctx) {
   const inLegacy = await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').count();
   if (inLegacy !== 0) throw new Error('a file in the disabled folder has squiggles');
   await shot(page, '15-multi-root');
+  // A problem's rule link opens the rule page shipped in the extension, in the Markdown preview.
+  await panel.locator('a.monaco-link', { hasText: 'DEV101' }).first().click();
+  await page.locator('.tab[aria-label*="Preview DEV101.md"]').first().waitFor({ timeout: STEP_MS });
+  // The preview is a webview (an iframe holding the page's iframe): wait for the rendered heading.
+  await page.frameLocator('iframe.webview').first().frameLocator('iframe').locator('h1', { hasText: 'DEV101' }).first().waitFor({ timeout: STEP_MS });
+  await shot(page, '16-rule-page-preview');
   return toast.replace(/\s+/g, ' ').trim();
 }
