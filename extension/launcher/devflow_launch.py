@@ -19,7 +19,7 @@ import sys
 
 # Top-level packages the server needs, and the native extension modules that must exist for this
 # interpreter (a bundle without this CPython's wheel, or a wrong-platform one, fails here).
-REQUIRED = ["devflow", "pygls", "lsprotocol", "libcst", "yaml", "cattrs", "attrs", "pathspec"]
+REQUIRED = ["devflow", "pygls", "lsprotocol", "libcst", "cattrs", "attrs", "pathspec"]
 NATIVE = [("libcst", "native")]
 
 
