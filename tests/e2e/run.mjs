@@ -382,6 +382,31 @@ async function scenarios(page, port) {
   return results;
 }
 
+/** "Devflow: Fix All" in a notebook: the fix lands in the cell that needs it. */
+async function notebookFixAllPhase(page) {
+  const name = '"Devflow: Fix All" in a notebook fixes the second cell';
+  log(`step: ${name}`);
+  await runCommand(page, 'Notifications: Clear All Notifications');
+  await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'cells.ipynb' }).first().dblclick();
+  const opened = page.locator('.tab[aria-label^="cells.ipynb"]').first();
+  if (!(await opened.isVisible())) {
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: STEP_MS });
+    await input.fill('cells.ipynb');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cells.ipynb' }).first().waitFor({ timeout: STEP_MS });
+    await page.keyboard.press('Enter');
+  }
+  await opened.waitFor({ timeout: STEP_MS });
+  const cell = page.locator('.notebook-editor .cell-editor-container', { hasText: 'model.head = nn.Linear' }).first();
+  await cell.locator('.view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
+  await cell.locator('.view-lines').first().click();
+  await runCommand(page, 'Devflow: Fix All');
+  await page.locator('.notebook-editor .cell-editor-container', { hasText: 'nn.Linear(8, 2).to(device)' }).first().waitFor({ timeout: STEP_MS });
+  await shot(page, '14-notebook-fix-all');
+  return name;
+}
+
 /** Multi-root: devflow.enable off in one folder (tests/e2e/multiroot.mjs). */
 async function multiRootPhase(page, port) {
   const name = 'multi-root: a folder with devflow.enable off gets no squiggles and is not checked';
@@ -434,6 +459,7 @@ async function main() {
     page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     page.on('pageerror', (err) => log(`page error: ${err.message}`));
     const passed = await scenarios(page, port);
+    passed.push(await notebookFixAllPhase(page));
     passed.push(await multiRootPhase(page, port));
     await stop(child); // one VS Code at a time on a small machine
     passed.push(await restrictedPhase(browser, env));
