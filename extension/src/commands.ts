@@ -10,6 +10,14 @@ export const COMMANDS = {
   showLogs: 'devflow.showLogs',
 } as const;
 
+/** Commands that act in the editor itself (clientCommands.ts, ruleDocs.ts). */
+export const EDITOR_COMMANDS = {
+  fixAll: 'devflow.fixAll',
+  showDebugInfo: 'devflow.showDebugInfo',
+  openSample: 'devflow.openSample',
+  showRule: 'devflow.showRule',
+} as const;
+
 /** Commands the server implements (workspace/executeCommand). */
 export const SERVER_COMMANDS = {
   checkWorkspace: 'devflow.checkWorkspace',
@@ -43,6 +51,8 @@ export interface ServerControl {
   executeServerCommand(command: string, args: unknown[], token?: CancellationLike, onProgress?: (message: string) => void): Promise<unknown>;
   restart(reason: string): Promise<void>;
   showLogs(): void;
+  /** Workspace folder URIs devflow is enabled for; empty when it is enabled for all of them. */
+  enabledRoots?(): string[];
 }
 
 export interface CheckSummary {
@@ -76,6 +86,14 @@ export function describeCheck(s: CheckSummary): string {
   return `${problems} in ${files}`;
 }
 
+/** A cancelled request (by the user, or the server's RequestCancelled / ServerCancelled reply) is
+ * not a failure: no error message, nothing logged as an error. */
+export function isCancelled(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { name?: string; code?: number };
+  return e.name === 'Canceled' || e.code === -32800 || e.code === -32802;
+}
+
 const SHOW_LOGS = 'Show Logs';
 const RESTART = 'Restart Server';
 
@@ -95,7 +113,7 @@ export function registerCommands(host: CommandHost, server: ServerControl, statu
     if (!server.isRunning()) return notRunning();
     try {
       const result = await host.withProgress('Devflow: checking devices', (report, token) =>
-        server.executeServerCommand(SERVER_COMMANDS.checkWorkspace, [], token, report),
+        server.executeServerCommand(SERVER_COMMANDS.checkWorkspace, server.enabledRoots?.() ?? [], token, report),
       );
       const summary = parseCheckResult(result);
       if (summary) status.setLastCheck(summary);
@@ -103,7 +121,7 @@ export function registerCommands(host: CommandHost, server: ServerControl, statu
       if (summary) host.showInfo(`Devflow: ${describeCheck(summary)}.`);
       return summary;
     } catch (err) {
-      if (err && typeof err === 'object' && (err as { name?: string }).name === 'Canceled') return undefined;
+      if (isCancelled(err)) return undefined;
       return failed('Check Devices', err);
     }
   };
@@ -124,6 +142,7 @@ export function registerCommands(host: CommandHost, server: ServerControl, statu
       }
       return summary;
     } catch (err) {
+      if (isCancelled(err)) return undefined;
       return failed('Check Devices in Current File', err);
     }
   };

@@ -5,8 +5,11 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { CommandHost, registerCommands } from './commands';
 import { registerDebug } from './debug';
+import { registerClientCommands } from './clientCommands';
+import type { FolderSettings } from './folders';
 import type { FixAction } from './interpreter';
-import { createLog } from './log';
+import { createLog, createTraceLog } from './log';
+import { migrateSettings } from './migrate';
 import { registerPlacement } from './placement';
 import { hasPythonExtension, onPythonInterpreterChange, resolveInterpreter } from './python';
 import { ServerManager } from './server';
@@ -15,18 +18,31 @@ import { ServerStatus } from './status';
 
 let manager: ServerManager | undefined;
 
-function workspaceResource(): vscode.Uri | undefined {
-  return vscode.workspace.workspaceFolders?.[0]?.uri;
-}
-
-function currentSettings(): ExtensionSettings {
-  const resource = workspaceResource();
+function settingsFor(resource: vscode.Uri | undefined): ExtensionSettings {
   return readSettings(vscode.workspace.getConfiguration(SECTION, resource), {
     trusted: vscode.workspace.isTrusted,
     workspaceFolder: resource?.fsPath,
     home: os.homedir(),
     env: process.env,
   });
+}
+
+/** devflow.enable and devflow.exclude of every workspace folder (multi-root workspaces). */
+function folderSettings(): FolderSettings[] {
+  return (vscode.workspace.workspaceFolders ?? []).map((f) => {
+    const s = settingsFor(f.uri);
+    return { uri: f.uri.toString(), path: f.uri.fsPath, enable: s.enable, exclude: s.exclude };
+  });
+}
+
+/** The folder whose settings choose the server process: the first one devflow is enabled for. */
+function workspaceResource(): vscode.Uri | undefined {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  return (folders.find((f) => settingsFor(f.uri).enable) ?? folders[0])?.uri;
+}
+
+function currentSettings(): ExtensionSettings {
+  return settingsFor(workspaceResource());
 }
 
 /** Without the Python extension, "Select Interpreter" lets the user pick a python executable. */
@@ -92,9 +108,11 @@ function commandHost(): CommandHost {
 }
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const activatedAt = performance.now();
   const log = createLog();
+  const trace = createTraceLog();
   const status = new ServerStatus();
-  context.subscriptions.push(log, status);
+  context.subscriptions.push(log, trace, status);
   log.info(`Devflow ${context.extension.packageJSON.version} activating (VS Code ${vscode.version}, workspace trusted: ${vscode.workspace.isTrusted}).`);
 
   manager = new ServerManager({
@@ -102,11 +120,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     log,
     status,
     settings: currentSettings,
+    folders: folderSettings,
     resource: workspaceResource,
     notify: notifier(log),
+    trace,
+    activatedAt,
   });
   const server = manager;
-  context.subscriptions.push(server, ...registerCommands(commandHost(), server, status));
+  context.subscriptions.push(server, server.watchDiagnostics(), ...registerCommands(commandHost(), server, status), ...registerClientCommands(context, server));
 
   try {
     context.subscriptions.push(...registerDebug(log, async () => (await resolveInterpreter(currentSettings(), workspaceResource(), log))?.command));
@@ -121,7 +142,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration(SECTION)) void server.settingsChanged();
+      // devflow.trace.server is read by vscode-languageclient itself, live.
+      if (e.affectsConfiguration(SECTION) && !e.affectsConfiguration(`${SECTION}.trace.server`)) void server.settingsChanged();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart('workspace trusted')),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void server.restart('workspace folders changed')),
@@ -130,6 +152,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     if (currentSettings().interpreter.length === 0) void server.restart('the selected Python interpreter changed');
   }).then((d) => d && context.subscriptions.push(d));
 
+  void migrateSettings(log);
   await server.start();
 }
 

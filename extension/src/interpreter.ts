@@ -23,13 +23,17 @@ export interface InterpreterInputs {
   pythonExtension?: string[];
   /** Looks a program up on PATH (e.g. `python3`); undefined if absent. */
   findOnPath: (name: string) => string | undefined;
+  /** False in Restricted Mode: the Python extension's choice is per workspace (often a venv inside
+   * it), so the workspace could pick the executable; only user-level choices count then. */
+  trusted?: boolean;
 }
 
 /** An explicit devflow.interpreter wins (it is an override, empty by default); then the Python
  * extension's selected environment; then python3 (or python) on PATH. */
 export function chooseInterpreter(inputs: InterpreterInputs): Interpreter | undefined {
   if (inputs.setting.length > 0) return { command: [...inputs.setting], source: 'setting' };
-  if (inputs.pythonExtension && inputs.pythonExtension.length > 0 && inputs.pythonExtension[0]) {
+  const trusted = inputs.trusted !== false;
+  if (trusted && inputs.pythonExtension && inputs.pythonExtension.length > 0 && inputs.pythonExtension[0]) {
     return { command: [...inputs.pythonExtension], source: 'python-extension' };
   }
   for (const name of ['python3', 'python']) {
@@ -47,35 +51,30 @@ export function findOnPath(
   delimiter: string = path.delimiter,
 ): string | undefined {
   for (const dir of (pathVar ?? '').split(delimiter)) {
-    if (!dir) continue;
+    // A relative entry ("." or "bin") would resolve against the cwd: the workspace folder.
+    if (!dir || !path.isAbsolute(dir)) continue;
     const candidate = path.join(dir, name);
     if (isExecutable(candidate)) return candidate;
   }
   return undefined;
 }
 
-/** Modules the server needs; imported (not just found) so a wrong-platform native part shows up. */
-export const REQUIRED_MODULES = ['devflow', 'devflow.lsp', 'pygls.lsp.server', 'lsprotocol.types', 'libcst'];
+/** The launcher shipped with the extension (extension/launcher/devflow_launch.py): it runs the probe
+ * and the server in isolated mode (`-I`), so nothing in the workspace is ever on the import path. */
+export const LAUNCHER = 'extension/launcher/devflow_launch.py';
 
-/** Run as `python -c PROBE_SCRIPT`: prints one JSON line about the interpreter and what it imports.
- * Written for old Pythons too, so a too-old interpreter still reports its version. */
-export const PROBE_SCRIPT = [
-  'import sys, json',
-  'r = {"version": list(sys.version_info[:3]), "implementation": sys.implementation.name, "executable": sys.executable, "errors": {}}',
-  'if sys.version_info >= (3, 10):',
-  '    import importlib',
-  `    for m in ${JSON.stringify(REQUIRED_MODULES)}:`,
-  '        try:',
-  '            importlib.import_module(m)',
-  '        except BaseException as e:',
-  '            r["errors"][m] = "%s: %s" % (type(e).__name__, e)',
-  '    try:',
-  '        import devflow',
-  '        r["devflow"] = {"version": getattr(devflow, "__version__", "?"), "file": devflow.__file__}',
-  '    except BaseException:',
-  '        pass',
-  'print(json.dumps(r))',
-].join('\n');
+/** `python [interpreter args] -I -X utf8 <launcher> [--libs DIR] probe|serve [ARGS]`: `-I` keeps the
+ * cwd, PYTHONPATH and user site-packages off sys.path; the launcher adds the bundled libs itself. */
+export function launcherCommand(
+  interpreter: Interpreter,
+  launcher: string,
+  libs: string | undefined,
+  mode: 'probe' | 'serve',
+  args: string[] = [],
+): { command: string; args: string[] } {
+  const [command, ...extra] = interpreter.command;
+  return { command, args: [...extra, '-I', '-X', 'utf8', launcher, ...(libs ? ['--libs', libs] : []), mode, ...args] };
+}
 
 export interface ProbeResult {
   version: number[];
@@ -153,25 +152,22 @@ export function assessProbe(o: ProbeOutcome): Verdict {
   };
 }
 
-/** The server's command line: `<python> [interpreter args] -m devflow serve [devflow.args]`. */
-export function serverCommand(interpreter: Interpreter, args: string[]): { command: string; args: string[] } {
-  const [command, ...extra] = interpreter.command;
-  return { command, args: [...extra, '-m', 'devflow', 'serve', ...args] };
+/** The server's command line when devflow.path names a `devflow` executable (pipx, uv tool). */
+export function executableCommand(devflowPath: string[], args: string[]): { command: string; args: string[] } {
+  const [command, ...extra] = devflowPath;
+  return { command, args: [...extra, 'serve', ...args] };
 }
 
-/** Environment for the server (and the probe): with useBundled, the bundled libs go first on
- * PYTHONPATH so they win over whatever the environment has installed. */
-export function serverEnv(
-  base: Record<string, string | undefined>,
-  strategy: ImportStrategy,
-  bundledLibs: string | undefined,
-): Record<string, string> {
+/** Environment for the server and the probe. PYTHON* variables are ignored under `-I`; these keep a
+ * `devflow` executable (devflow.path) from putting the cwd on sys.path or reading PYTHONPATH. */
+export function serverEnv(base: Record<string, string | undefined>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined) env[k] = v;
+  delete env.PYTHONPATH;
+  delete env.PYTHONSTARTUP;
+  delete env.PYTHONHOME;
+  env.PYTHONSAFEPATH = '1';
   env.PYTHONUTF8 = '1';
-  if (strategy === 'useBundled' && bundledLibs) {
-    env.PYTHONPATH = base.PYTHONPATH ? `${bundledLibs}${path.delimiter}${base.PYTHONPATH}` : bundledLibs;
-  }
   return env;
 }
 

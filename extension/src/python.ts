@@ -8,8 +8,8 @@ import {
   chooseInterpreter,
   findOnPath,
   Interpreter,
+  launcherCommand,
   parseProbe,
-  PROBE_SCRIPT,
   ProbeOutcome,
   serverEnv,
 } from './interpreter';
@@ -72,30 +72,45 @@ function isExecutable(file: string): boolean {
 }
 
 export async function resolveInterpreter(settings: ExtensionSettings, resource: vscode.Uri | undefined, log: vscode.LogOutputChannel): Promise<Interpreter | undefined> {
-  const fromExtension = settings.interpreter.length ? undefined : await pythonExtensionInterpreter(resource, log);
+  // Untrusted: the Python extension's choice is the workspace's (e.g. its .venv): not asked at all.
+  const ask = settings.interpreter.length === 0 && settings.trusted;
+  const fromExtension = ask ? await pythonExtensionInterpreter(resource, log) : undefined;
   return chooseInterpreter({
     setting: settings.interpreter,
     pythonExtension: fromExtension,
     findOnPath: (name) => findOnPath(name, process.env.PATH, isExecutable),
+    trusted: settings.trusted,
   });
 }
 
-/** Runs the probe script with the server's environment; never throws. */
+/** Runs the launcher's cheap probe (no server import) in isolated mode; never throws. */
 export function probeInterpreter(
   interpreter: Interpreter,
   settings: ExtensionSettings,
+  launcher: string,
   bundledLibs: string | undefined,
   cwd: string | undefined,
 ): Promise<ProbeOutcome> {
-  const [command, ...extra] = interpreter.command;
-  const env = serverEnv(process.env, settings.importStrategy, bundledLibs);
+  const cmd = launcherCommand(interpreter, launcher, bundledLibs, 'probe');
   return new Promise((resolve) => {
-    execFile(command, [...extra, '-c', PROBE_SCRIPT], { env, cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(cmd.command, cmd.args, { env: serverEnv(process.env), cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (err, stdout, stderr) => {
       const result = parseProbe(String(stdout));
       const base = { interpreter, strategy: settings.importStrategy };
       if (result) return resolve({ ...base, result });
       const why = err ? (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : err.message : String(stderr).trim() || 'no output';
       resolve({ ...base, spawnError: why.split('\n')[0] });
+    });
+  });
+}
+
+/** `devflow --version` for devflow.path: the version, or why it cannot run; never throws. */
+export function probeExecutable(devflowPath: string[], cwd: string | undefined): Promise<{ version?: string; error?: string }> {
+  const [command, ...extra] = devflowPath;
+  return new Promise((resolve) => {
+    execFile(command, [...extra, '--version'], { env: serverEnv(process.env), cwd, timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (err, stdout) => {
+      const m = /devflow\s+(\S+)/.exec(String(stdout));
+      if (m) return resolve({ version: m[1] });
+      resolve({ error: err ? ((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : err.message.split('\n')[0]) : 'it did not print a devflow version' });
     });
   });
 }

@@ -1,5 +1,7 @@
-// Starts, stops and restarts the devflow language server (`python -m devflow serve` over stdio)
-// with vscode-languageclient. One server per window; every start/stop goes through one queue.
+// Starts, stops and restarts the devflow language server over stdio with vscode-languageclient:
+// `python -I <extension>/extension/launcher/devflow_launch.py serve` (never `-m devflow` from the
+// workspace folder), or a `devflow` executable named by devflow.path. One server per window;
+// every start/stop goes through one queue.
 
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -13,6 +15,7 @@ import {
   Executable,
   LanguageClient,
   LanguageClientOptions,
+  Middleware,
   RevealOutputChannelOn,
   State,
   TransportKind,
@@ -21,10 +24,30 @@ import {
   WorkDoneProgressReport,
 } from 'vscode-languageclient/node';
 import type { CancellationLike, ServerControl } from './commands';
-import { assessProbe, CrashCounter, FixAction, Interpreter, serverCommand, serverEnv, Verdict } from './interpreter';
-import { probeInterpreter, resolveInterpreter } from './python';
+import { assessProbe, CrashCounter, executableCommand, FixAction, launcherCommand, LAUNCHER, serverEnv, Verdict } from './interpreter';
+import { probeExecutable, probeInterpreter, resolveInterpreter } from './python';
+import { documentSelector, FolderSettings, isReported } from './folders';
+import { ProbeCache, probeKey } from './probeCache';
+import { localizeRuleLinks } from './ruleDocs';
 import { ExtensionSettings, needsRestart, SECTION, toServerSettings } from './settings';
 import type { ServerStatus } from './status';
+
+/** The `source` of the server's diagnostics. */
+const DIAGNOSTIC_SOURCE = 'devflow';
+
+/** What the running server is, for "Devflow: Show Debug Information". */
+export interface LaunchInfo {
+  command: string[];
+  cwd?: string;
+  interpreter?: string;
+  interpreterSource?: string;
+  python?: string;
+  devflow?: string;
+  devflowFile?: string;
+  bundledLibs?: string;
+  /** ms from activation: probe done, server running, first diagnostics. */
+  timings: Record<string, number>;
+}
 
 /** Shows one problem to the user with buttons for the actions that fix it. */
 export type Notify = (message: string, actions: FixAction[]) => void;
@@ -34,8 +57,14 @@ export interface ServerDeps {
   log: vscode.LogOutputChannel;
   status: ServerStatus;
   settings: () => ExtensionSettings;
+  /** Per workspace folder: enable and exclude (multi-root workspaces). */
+  folders: () => FolderSettings[];
   resource: () => vscode.Uri | undefined;
   notify: Notify;
+  /** "Devflow Trace": on while devflow.trace.server is (see log.ts). */
+  trace: vscode.LogOutputChannel;
+  /** performance.now() at activation, for the cold-start figures in the log. */
+  activatedAt: number;
 }
 
 /** Where the bundled server lives; a development checkout falls back to its server/ sources. */
@@ -53,8 +82,74 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   private current?: ExtensionSettings;
   private readonly crashes = new CrashCounter();
   private lastProblem?: string;
+  private folderSettings: FolderSettings[] = [];
+  private launchInfo?: LaunchInfo;
+  private firstDiagnostics = true;
+  private readonly probes: ProbeCache;
+  /** Set while the running server was started on a remembered probe (see probeCache.ts). */
+  private unprobedKey?: string;
 
-  constructor(private readonly deps: ServerDeps) {}
+  constructor(private readonly deps: ServerDeps) {
+    this.probes = new ProbeCache(deps.context.globalState);
+  }
+
+  /** For "Show Debug Information": the last launch, the state, the client's diagnostics. */
+  debugInfo(): { state: string; launch?: LaunchInfo; settings?: ExtensionSettings; folders: FolderSettings[] } {
+    const state = !this.client ? 'not started' : this.client.state === State.Running ? 'running' : this.client.state === State.Starting ? 'starting' : 'stopped';
+    return { state: this.lastProblem ? `${state} (${this.lastProblem})` : state, launch: this.launchInfo, settings: this.current, folders: this.folderSettings };
+  }
+
+  /** URIs of the workspace folders devflow is enabled for (all of them: an empty list). */
+  enabledRoots(): string[] {
+    const folders = this.folderSettings;
+    if (folders.every((f) => f.enable)) return [];
+    return folders.filter((f) => f.enable).map((f) => f.uri);
+  }
+
+  /** devflow's diagnostics as the Problems panel has them now (pushed and pulled alike). */
+  diagnosticsCount(): { files: number; diagnostics: number } {
+    let files = 0;
+    let diagnostics = 0;
+    for (const [, diags] of vscode.languages.getDiagnostics()) {
+      const ours = diags.filter((d) => d.source === DIAGNOSTIC_SOURCE).length;
+      if (ours) files++;
+      diagnostics += ours;
+    }
+    return { files, diagnostics };
+  }
+
+  /** Recounts for the status item when diagnostics change (coalesced: one count per burst). */
+  watchDiagnostics(): vscode.Disposable {
+    let pending: NodeJS.Timeout | undefined;
+    return vscode.languages.onDidChangeDiagnostics(() => {
+      if (pending || !this.client) return;
+      pending = setTimeout(() => {
+        pending = undefined;
+        if (this.client) this.deps.status.setProblems(this.diagnosticsCount());
+      }, 50);
+    });
+  }
+
+  private firstReport(uri: vscode.Uri): void {
+    if (!this.firstDiagnostics) return;
+    this.firstDiagnostics = false;
+    this.deps.log.info(`First diagnostics ${this.mark('firstDiagnostics')} ms after activation (${uri.path.split('/').pop()}).`);
+  }
+
+  /** Drops the remembered probe the running server was started on; true if there was one. */
+  private async forgetProbe(): Promise<boolean> {
+    const key = this.unprobedKey;
+    this.unprobedKey = undefined;
+    if (!key) return false;
+    await this.probes.forget(key);
+    return true;
+  }
+
+  private mark(name: string): number {
+    const ms = Math.round(performance.now() - this.deps.activatedAt);
+    if (this.launchInfo) this.launchInfo.timings[name] = ms;
+    return ms;
+  }
 
   isRunning(): boolean {
     return this.client?.state === State.Running;
@@ -82,7 +177,9 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   settingsChanged(): Promise<void> {
     const next = this.deps.settings();
     const before = this.current;
-    if (!before || needsRestart(before, next) || before.enable !== next.enable) return this.restart('settings changed');
+    const folders = this.deps.folders();
+    const foldersChanged = JSON.stringify(folders) !== JSON.stringify(this.folderSettings);
+    if (!before || needsRestart(before, next) || before.enable !== next.enable || foldersChanged) return this.restart('settings changed');
     this.current = next;
     const client = this.client;
     if (!client || !this.isRunning()) return Promise.resolve();
@@ -133,7 +230,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     this.deps.status.setState('error', message);
     if (message !== this.lastProblem) {
       this.lastProblem = message; // one message per problem, not one per retry
-      this.deps.notify(message, actions);
+      if (this.deps.settings().showNotifications !== 'off') this.deps.notify(message, actions);
     }
   }
 
@@ -141,10 +238,23 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     const { context, log, status } = this.deps;
     const settings = this.deps.settings();
     this.current = settings;
-    if (!settings.enable) {
+    this.folderSettings = this.deps.folders();
+    if (!settings.enable || (this.folderSettings.length > 0 && !this.folderSettings.some((f) => f.enable))) {
       status.setState('disabled');
       log.info('devflow.enable is off: the server is not started.');
       return;
+    }
+    const cwd = settings.cwd ?? this.deps.resource()?.fsPath;
+    const serverArgs = ['--log-level', settings.logLevel, ...settings.args];
+    this.launchInfo = { command: [], cwd, timings: {} };
+    if (!settings.trusted) log.info('Restricted Mode: running the bundled server on a user-level or PATH interpreter; workspace settings that choose what runs are ignored.');
+    if (settings.path.length > 0) {
+      status.setState('starting', `checking ${settings.path[0]}`);
+      const found = await probeExecutable(settings.path, cwd);
+      if (!found.version) return this.fail(`Devflow could not run devflow.path "${settings.path[0]}": ${found.error}.`, ['openSettings', 'showLogs']);
+      Object.assign(this.launchInfo, { devflow: found.version, interpreter: settings.path[0], interpreterSource: 'devflow.path' });
+      this.mark('probed');
+      return this.launch(executableCommand(settings.path, serverArgs), settings, cwd, `devflow ${found.version}`);
     }
     status.setState('starting', 'finding a Python interpreter');
     const interpreter = await resolveInterpreter(settings, this.deps.resource(), log);
@@ -155,37 +265,74 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     if (settings.importStrategy === 'useBundled' && !libs) {
       return this.fail('This copy of the Devflow extension has no bundled server. Set devflow.importStrategy to "fromEnvironment" and install devflow into your interpreter.', ['openSettings', 'showLogs']);
     }
-    const cwd = this.deps.resource()?.fsPath;
+    const launcher = context.asAbsolutePath(LAUNCHER);
     log.info(`Interpreter (${interpreter.source}): ${interpreter.command.join(' ')}; import strategy: ${settings.importStrategy}${libs ? ` (${libs})` : ''}`);
-    const outcome = await probeInterpreter(interpreter, settings, libs, cwd);
+    const key = probeKey(interpreter.command, launcher, libs, settings.importStrategy);
+    const remembered = this.probes.get(key);
+    const outcome = remembered
+      ? { interpreter, strategy: settings.importStrategy, result: remembered }
+      : await probeInterpreter(interpreter, settings, launcher, libs, cwd);
     const verdict: Verdict = assessProbe(outcome);
     if (!verdict.ok) return this.fail(verdict.message, verdict.actions);
-    if (outcome.result?.devflow) log.info(`devflow ${outcome.result.devflow.version} from ${outcome.result.devflow.file} on Python ${verdict.version}`);
-    await this.launch(interpreter, settings, libs, cwd, verdict.version);
+    if (!remembered) void this.probes.put(key, outcome.result!);
+    this.unprobedKey = remembered ? key : undefined;
+    const found = outcome.result?.devflow;
+    if (found) log.info(`devflow ${found.version} from ${found.file} on Python ${verdict.version}`);
+    Object.assign(this.launchInfo, {
+      interpreter: outcome.result?.executable ?? interpreter.command[0],
+      interpreterSource: interpreter.source,
+      python: verdict.version,
+      devflow: found?.version,
+      devflowFile: found?.file,
+      bundledLibs: libs,
+    });
+    log.info(`Probe ${remembered ? 'remembered from an earlier start' : 'done'} ${this.mark('probed')} ms after activation.`);
+    await this.launch(launcherCommand(interpreter, launcher, libs, 'serve', serverArgs), settings, cwd, `Python ${verdict.version}`);
   }
 
-  private async launch(interpreter: Interpreter, settings: ExtensionSettings, libs: string | undefined, cwd: string | undefined, version: string): Promise<void> {
+  /** Diagnostics pass through here, pushed (publishDiagnostics) or pulled (textDocument/diagnostic):
+   * devflow.enable per folder and devflow.exclude drop them, rule links point at the shipped
+   * pages, and the first ones are timed. */
+  private middleware(): Middleware {
+    const keep = (uri: string, diagnostics: vscode.Diagnostic[]) =>
+      isReported(uri, this.folderSettings) ? localizeRuleLinks(this.deps.context, diagnostics) : [];
+    return {
+      handleDiagnostics: (uri, diagnostics, next) => {
+        next(uri, keep(uri.toString(), diagnostics));
+        this.firstReport(uri);
+      },
+      provideDiagnostics: async (document, previousResultId, token, next) => {
+        const report = await next(document, previousResultId, token);
+        const uri = document instanceof vscode.Uri ? document : document.uri;
+        if (report && report.kind === 'full') {
+          report.items = keep(uri.toString(), report.items);
+          this.firstReport(uri);
+        }
+        return report;
+      },
+    };
+  }
+
+  private async launch(cmd: { command: string; args: string[] }, settings: ExtensionSettings, cwd: string | undefined, label: string): Promise<void> {
     const { log, status } = this.deps;
-    const cmd = serverCommand(interpreter, settings.args);
+    if (this.launchInfo) this.launchInfo.command = [cmd.command, ...cmd.args];
     const executable: Executable = {
       command: cmd.command,
       args: cmd.args,
       transport: TransportKind.stdio,
-      options: { cwd, env: serverEnv(process.env, settings.importStrategy, libs) },
+      options: { cwd, env: serverEnv(process.env) },
     };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: 'file', language: 'python' },
-        { scheme: 'untitled', language: 'python' },
-        { notebook: '*', language: 'python' },
-      ],
+      documentSelector: documentSelector(this.folderSettings) as LanguageClientOptions['documentSelector'],
       initializationOptions: toServerSettings(settings),
       outputChannel: log,
-      traceOutputChannel: log,
+      traceOutputChannel: this.deps.trace,
       revealOutputChannelOn: RevealOutputChannelOn.Never, // problems surface as one notification instead
+      middleware: this.middleware(),
       errorHandler: {
         error: () => ({ action: ErrorAction.Continue }),
         closed: () => {
+          void this.forgetProbe(); // the next start probes again
           if (this.crashes.crashed(Date.now())) {
             log.warn('The server exited unexpectedly; restarting it.');
             return { action: CloseAction.Restart, handled: true };
@@ -197,19 +344,23 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     };
     const client = new LanguageClient(SECTION, 'Devflow', executable, clientOptions);
     client.onDidChangeState((e) => {
-      if (e.newState === State.Running) status.setState('running', `Python ${version}`);
+      if (e.newState === State.Running) status.setState('running', label);
       else if (e.newState === State.Starting) status.setState('starting');
       else if (this.client === client && !this.lastProblem) status.setState('stopped');
     });
     this.client = client;
-    log.info(`Starting: ${cmd.command} ${cmd.args.join(' ')}`);
+    log.info(`Starting: ${cmd.command} ${cmd.args.join(' ')}${cwd ? ` (cwd ${cwd})` : ''}`);
     try {
       await client.start();
       this.lastProblem = undefined;
-      log.info('Server is running.');
+      log.info(`Server is running ${this.mark('running')} ms after activation.`);
     } catch (err) {
       this.client = undefined;
       await client.dispose().catch(() => undefined);
+      if (await this.forgetProbe()) {
+        log.info('The server did not start on a remembered probe; probing the interpreter again.');
+        return this.doStart();
+      }
       this.fail(`The devflow server did not start: ${err instanceof Error ? err.message : String(err)}`, ['showLogs']);
     }
   }
@@ -225,5 +376,6 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     }
     await client.dispose().catch(() => undefined);
     this.deps.status.setState('stopped');
+    this.deps.status.setProblems(undefined);
   }
 }

@@ -3,12 +3,17 @@
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
+export type LintRun = 'onType' | 'onSave';
+export type ShowNotifications = 'off' | 'onError' | 'onWarning' | 'always';
+export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 
 export const SECTION = 'devflow';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint'];
 export const DEFAULT_DEBOUNCE_MS = 150;
 /** Settings a workspace may not set when it is untrusted (they choose what code runs). */
-export const RESTRICTED_KEYS = ['interpreter', 'importStrategy', 'args'] as const;
+export const RESTRICTED_KEYS = ['interpreter', 'importStrategy', 'args', 'path', 'cwd'] as const;
+export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
+export const NOTIFICATION_LEVELS: readonly ShowNotifications[] = ['off', 'onError', 'onWarning', 'always'];
 
 export interface ExtensionSettings {
   enable: boolean;
@@ -18,8 +23,19 @@ export interface ExtensionSettings {
   severity: Record<string, Severity>;
   args: string[];
   inlayHints: { enable: boolean };
-  lintOnChange: boolean;
+  /** devflow.lint.run (the old boolean devflow.lintOnChange is read when lint.run is not set). */
+  lintRun: LintRun;
   debounceMs: number;
+  /** A `devflow` executable (pipx, uv tool) as `[path, ...args]`; wins over the interpreter. */
+  path: string[];
+  /** The server's working directory (default: the workspace folder). */
+  cwd?: string;
+  /** Globs (matched against the path relative to the workspace folder, or absolute): not reported. */
+  exclude: string[];
+  showNotifications: ShowNotifications;
+  logLevel: LogLevel;
+  /** False in Restricted Mode: only the bundled server, on a user-chosen or PATH interpreter. */
+  trusted: boolean;
 }
 
 /** The subset of vscode.WorkspaceConfiguration.inspect() that settings need. */
@@ -85,6 +101,42 @@ function asDebounce(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 10_000 ? Math.round(v) : DEFAULT_DEBOUNCE_MS;
 }
 
+/** Whether a file is excluded by devflow.exclude: globs with `*` (within a path segment), `**` (any
+ * segments) and `?`, matched against the path relative to its workspace folder (or absolute), or
+ * against any trailing part of it when the glob has no slash (`build` excludes every build/). */
+export function isExcluded(file: string, folder: string | undefined, globs: string[]): boolean {
+  if (globs.length === 0) return false;
+  const norm = (p: string) => p.replace(/\\/g, '/');
+  const abs = norm(file);
+  const root = folder ? norm(folder).replace(/\/$/, '') : undefined;
+  const rel = root && abs.startsWith(root + '/') ? abs.slice(root.length + 1) : undefined;
+  const parts = (rel ?? abs.replace(/^\//, '')).split('/');
+  return globs.some((glob) => {
+    const g = norm(glob).replace(/\/$/, '');
+    const re = globToRegExp(g);
+    if (g.startsWith('/')) return re.test(abs) || re.test(abs + '/');
+    if (!g.includes('/')) return parts.some((_, i) => re.test(parts.slice(i).join('/')) || re.test(parts[i]));
+    return rel !== undefined && (re.test(rel) || parts.some((_, i) => re.test(parts.slice(0, i + 1).join('/'))));
+  });
+}
+
+function globToRegExp(glob: string): RegExp {
+  let out = '';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*' && glob[i + 1] === '*') {
+      i++;
+      if (glob[i + 1] === '/') {
+        out += '(?:.*/)?'; // `**/` is zero or more folders
+        i++;
+      } else out += '.*';
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else out += c.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+  }
+  return new RegExp(`^${out}$`);
+}
+
 /** Expands `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and a leading `~` in a path. */
 export function expandVariables(value: string, opts: Pick<ReadOptions, 'workspaceFolder' | 'home' | 'env'>): string {
   let out = value;
@@ -95,18 +147,42 @@ export function expandVariables(value: string, opts: Pick<ReadOptions, 'workspac
   return out;
 }
 
+function asEnum<T extends string>(v: unknown, allowed: readonly T[], fallback: T): T {
+  return typeof v === 'string' && (allowed as readonly string[]).includes(v) ? (v as T) : fallback;
+}
+
+/** Whether a key was set anywhere (not just its default). */
+function isSet(source: ConfigSource, key: string): boolean {
+  const v = source.inspect(key);
+  return !!v && (v.globalValue !== undefined || v.workspaceValue !== undefined || v.workspaceFolderValue !== undefined);
+}
+
+/** devflow.lint.run, or the deprecated devflow.lintOnChange when only that one is set. */
+function lintRun(source: ConfigSource, get: (key: string) => unknown): LintRun {
+  if (!isSet(source, 'lint.run') && isSet(source, 'lintOnChange')) return get('lintOnChange') === false ? 'onSave' : 'onType';
+  return asEnum(get('lint.run'), ['onType', 'onSave'], 'onType');
+}
+
 export function readSettings(source: ConfigSource, opts: ReadOptions): ExtensionSettings {
   const get = (key: string) => effective(source, key, opts.trusted);
   const strategy = get('importStrategy');
+  const cwd = typeof get('cwd') === 'string' && (get('cwd') as string).trim() ? expandVariables((get('cwd') as string).trim(), opts) : undefined;
   return {
     enable: asBool(get('enable'), true),
     interpreter: asStrings(get('interpreter')).map((p) => expandVariables(p, opts)),
-    importStrategy: strategy === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled',
+    // Restricted Mode runs only the bundled server (an environment's devflow is the workspace's code).
+    importStrategy: strategy === 'fromEnvironment' && opts.trusted ? 'fromEnvironment' : 'useBundled',
     severity: asSeverities(get('severity')),
     args: asStrings(get('args')).map((a) => expandVariables(a, opts)),
     inlayHints: { enable: asBool(get('inlayHints.enable'), false) },
-    lintOnChange: asBool(get('lintOnChange'), true),
+    lintRun: lintRun(source, get),
     debounceMs: asDebounce(get('debounceMs')),
+    path: opts.trusted ? asStrings(get('path')).map((p) => expandVariables(p, opts)) : [],
+    cwd,
+    exclude: asStrings(get('exclude')),
+    showNotifications: asEnum(get('showNotifications'), NOTIFICATION_LEVELS, 'onError'),
+    logLevel: asEnum(get('logLevel'), LOG_LEVELS, 'info'),
+    trusted: opts.trusted,
   };
 }
 
@@ -117,7 +193,7 @@ export function toServerSettings(s: ExtensionSettings): ServerSettings {
       severity: { ...s.severity },
       args: [...s.args],
       inlayHints: { enable: s.inlayHints.enable },
-      lintOnChange: s.lintOnChange,
+      lintOnChange: s.lintRun === 'onType',
       debounceMs: s.debounceMs,
     },
   };
@@ -131,6 +207,10 @@ export function needsRestart(before: ExtensionSettings, after: ExtensionSettings
   return (
     !same(before.interpreter, after.interpreter) ||
     before.importStrategy !== after.importStrategy ||
-    !same(before.args, after.args)
+    !same(before.args, after.args) ||
+    !same(before.path, after.path) ||
+    before.cwd !== after.cwd ||
+    before.logLevel !== after.logLevel ||
+    before.trusted !== after.trusted
   );
 }

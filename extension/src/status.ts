@@ -10,6 +10,7 @@ export class ServerStatus implements StatusSink, vscode.Disposable {
   private state: ServerState = 'starting';
   private note?: string;
   private lastCheck?: CheckSummary;
+  private live?: CheckSummary;
 
   constructor() {
     this.item = vscode.languages.createLanguageStatusItem('devflow.status', [
@@ -32,8 +33,15 @@ export class ServerStatus implements StatusSink, vscode.Disposable {
     this.render();
   }
 
+  /** The diagnostics devflow shows now (undefined: none received since the server started). */
+  setProblems(live: CheckSummary | undefined): void {
+    if (live && this.live && live.files === this.live.files && live.diagnostics === this.live.diagnostics) return;
+    this.live = live;
+    this.render();
+  }
+
   private render(): void {
-    const v = statusView(this.state, this.lastCheck, this.note);
+    const v = statusView(this.state, this.lastCheck, this.note, this.live);
     this.item.text = v.text;
     this.item.detail = v.detail;
     this.item.busy = v.busy;

@@ -13,16 +13,21 @@ export interface StatusView {
   busy: boolean;
 }
 
-export function statusView(state: ServerState, lastCheck?: CheckSummary, note?: string): StatusView {
+const problems = (n: number) => `${n} problem${n === 1 ? '' : 's'}`;
+
+/** `live` is what the Problems panel shows now (devflow's diagnostics, updated as they change);
+ * `lastCheck` is the last "Check Devices" summary. The count in the text follows `live`. */
+export function statusView(state: ServerState, lastCheck?: CheckSummary, note?: string, live?: CheckSummary): StatusView {
   const check = lastCheck ? `last check: ${describeCheck(lastCheck)}` : '';
+  const now = live ? `now: ${live.diagnostics === 0 ? 'no device problems' : `${problems(live.diagnostics)} in ${live.files} file${live.files === 1 ? '' : 's'}`}` : '';
   const join = (...parts: (string | undefined)[]) => parts.filter(Boolean).join(' · ');
   switch (state) {
     case 'starting':
       return { text: 'Devflow: starting', detail: join(note), severity: 0, busy: true };
     case 'running':
       return {
-        text: lastCheck ? `Devflow: ${lastCheck.diagnostics} problem${lastCheck.diagnostics === 1 ? '' : 's'}` : 'Devflow: ready',
-        detail: join(note, check),
+        text: live ? `Devflow: ${problems(live.diagnostics)}` : lastCheck ? `Devflow: ${problems(lastCheck.diagnostics)}` : 'Devflow: ready',
+        detail: join(note, now, check),
         severity: 0,
         busy: false,
       };

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { CheckSummary, CommandHost, COMMANDS, describeCheck, parseCheckResult, registerCommands, ServerControl, SERVER_COMMANDS } from '../commands';
+import { CheckSummary, CommandHost, COMMANDS, describeCheck, EDITOR_COMMANDS, isCancelled, parseCheckResult, registerCommands, ServerControl, SERVER_COMMANDS } from '../commands';
 import { statusView } from '../statusView';
 
 class FakeHost implements CommandHost {
@@ -75,12 +75,14 @@ function setup() {
   return { host, server, checks, disposables };
 }
 
-test('every command in package.json is registered (showPlacement by the placement view)', () => {
+test('every command in package.json is registered (showPlacement by the placement view, editor commands by clientCommands)', () => {
   const { host } = setup();
   const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
   const declared: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
   const registered = [...host.commands.keys()];
-  const elsewhere = ['devflow.showPlacement', 'devflow.debugCurrentFile']; // the placement view, debug/index.ts
+  const editor: string[] = Object.values(EDITOR_COMMANDS);
+  for (const id of editor) assert.ok(declared.includes(id), `${id} is not in package.json`);
+  const elsewhere = ['devflow.showPlacement', 'devflow.debugCurrentFile', ...editor]; // the placement view, debug/index.ts, clientCommands.ts
   assert.deepEqual(declared.filter((c) => !elsewhere.includes(c)).sort(), registered.sort());
   assert.ok(declared.includes('devflow.showPlacement'));
   for (const id of Object.values(SERVER_COMMANDS)) assert.ok(!declared.includes(id), `${id} is the server's; the client must not claim it`);
@@ -99,6 +101,13 @@ test('Check Devices runs checkWorkspace with progress, records counts and opens 
   assert.deepEqual(host.progressTitles, ['Devflow: checking devices']);
   assert.deepEqual(host.progressMessages, ['1/3 files']);
   assert.deepEqual(host.infos, ['Devflow: 2 device problems in 3 files.']);
+});
+
+test('Check Devices checks only the workspace folders devflow is enabled for (multi-root)', async () => {
+  const { host, server } = setup();
+  (server as unknown as { enabledRoots: () => string[] }).enabledRoots = () => ['file:///ws/app'];
+  await host.run(COMMANDS.checkDevices);
+  assert.deepEqual(server.calls, [{ command: SERVER_COMMANDS.checkWorkspace, args: ['file:///ws/app'] }]);
 });
 
 test('Check Devices when the server is down offers logs and a restart instead of failing silently', async () => {
@@ -159,4 +168,21 @@ test('status item text follows the server state and last check', () => {
   assert.match(ran.detail, /last check: 1 device problem in 5 files/);
   assert.equal(statusView('error', undefined, 'Python too old').severity, 2);
   assert.equal(statusView('disabled').text, 'Devflow: disabled');
+});
+
+test('status item count follows the live diagnostics, not only the last check', () => {
+  const live = statusView('running', { files: 5, diagnostics: 1 }, 'Python 3.11', { files: 2, diagnostics: 4 });
+  assert.equal(live.text, 'Devflow: 4 problems');
+  assert.match(live.detail, /now: 4 problems in 2 files/);
+  assert.match(live.detail, /last check: 1 device problem in 5 files/);
+  assert.equal(statusView('running', undefined, undefined, { files: 0, diagnostics: 0 }).text, 'Devflow: 0 problems');
+  assert.match(statusView('running', undefined, undefined, { files: 0, diagnostics: 0 }).detail, /now: no device problems/);
+});
+
+test('a cancelled request is not a failure', () => {
+  assert.equal(isCancelled({ name: 'Canceled' }), true);
+  assert.equal(isCancelled({ code: -32800, message: 'Request cancelled' }), true);
+  assert.equal(isCancelled({ code: -32802 }), true);
+  assert.equal(isCancelled(new Error('boom')), false);
+  assert.equal(isCancelled(undefined), false);
 });

@@ -1,17 +1,22 @@
 import * as assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import {
   assessProbe,
   chooseInterpreter,
   CrashCounter,
+  executableCommand,
   findOnPath,
   Interpreter,
+  LAUNCHER,
+  launcherCommand,
   parseProbe,
-  PROBE_SCRIPT,
-  serverCommand,
   serverEnv,
 } from '../interpreter';
+import { ProbeCache, probeKey } from '../probeCache';
 
 const none = () => undefined;
 
@@ -88,30 +93,108 @@ test('parseProbe takes the last JSON line and rejects junk', () => {
   assert.equal(parseProbe('{"nope":1}'), undefined);
 });
 
-test('the probe script runs on a real python3 and reports its version', (t) => {
-  let out: string;
+const LAUNCHER_PATH = path.join(__dirname, '..', '..', '..', LAUNCHER);
+const SERVER_SRC = path.join(__dirname, '..', '..', '..', 'server');
+
+/** A folder like an untrusted project: modules named like the stdlib's and a `devflow` package,
+ * each of which leaves a marker file when imported. */
+function hostileFolder(): { dir: string; marker: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devflow-hostile-'));
+  const marker = path.join(dir, 'MARKER');
+  const code = (name: string) => `open(${JSON.stringify(marker)}, "a").write(${JSON.stringify(name + '\n')})\n`;
+  for (const m of ['json', 'token', 'signal', 'queue', 'platform', 'importlib', 'os']) fs.writeFileSync(path.join(dir, `${m}.py`), code(m));
+  fs.mkdirSync(path.join(dir, 'devflow'));
+  fs.writeFileSync(path.join(dir, 'devflow', '__init__.py'), code('devflow'));
+  fs.writeFileSync(path.join(dir, 'devflow', '__main__.py'), code('devflow.__main__'));
+  return { dir, marker };
+}
+
+/** The repository's .venv python (it has the server's dependencies), else python3 on PATH. */
+function python3(): string | undefined {
+  const venv = path.join(__dirname, '..', '..', '..', '.venv', 'bin', 'python');
+  if (fs.existsSync(venv)) return venv;
   try {
-    out = execFileSync('python3', ['-c', PROBE_SCRIPT], { encoding: 'utf8', env: { ...process.env, PYTHONPATH: '' } });
+    return execFileSync('python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
   } catch {
-    t.skip('no python3 on PATH');
-    return;
+    return undefined;
   }
+}
+
+test('launcher command: isolated mode, the launcher script, the bundled libs, then the mode', () => {
+  assert.deepEqual(launcherCommand({ command: ['/py', '-X', 'dev'], source: 'setting' }, '/ext/launch.py', '/ext/libs', 'serve', ['--select', 'DEV1']), {
+    command: '/py',
+    args: ['-X', 'dev', '-I', '-X', 'utf8', '/ext/launch.py', '--libs', '/ext/libs', 'serve', '--select', 'DEV1'],
+  });
+  assert.deepEqual(launcherCommand({ command: ['/py'], source: 'path' }, '/ext/launch.py', undefined, 'probe').args, ['-I', '-X', 'utf8', '/ext/launch.py', 'probe']);
+  assert.deepEqual(executableCommand(['/home/u/.local/bin/devflow'], ['--log-level', 'info']), { command: '/home/u/.local/bin/devflow', args: ['serve', '--log-level', 'info'] });
+  const env = serverEnv({ PATH: '/bin', PYTHONPATH: '/mine', PYTHONSTARTUP: '/x.py' });
+  assert.equal(env.PYTHONPATH, undefined);
+  assert.equal(env.PYTHONSTARTUP, undefined);
+  assert.equal(env.PYTHONSAFEPATH, '1');
+  assert.equal(env.PATH, '/bin');
+});
+
+test('the probe runs nothing from a hostile working directory, writes nothing there, and finds the bundled server', (t) => {
+  const py = python3();
+  if (!py) return t.skip('no python3 on PATH');
+  const { dir, marker } = hostileFolder();
+  const cmd = launcherCommand({ command: [py], source: 'path' }, LAUNCHER_PATH, SERVER_SRC, 'probe');
+  const out = execFileSync(cmd.command, cmd.args, { cwd: dir, encoding: 'utf8', env: { ...serverEnv(process.env), PYTHONPATH: dir } });
+  assert.equal(fs.existsSync(marker), false, fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
+  assert.equal(fs.existsSync(path.join(dir, '__pycache__')), false, 'no bytecode written into the project');
   const r = parseProbe(out);
   assert.ok(r);
   assert.equal(r.version[0], 3);
-  assert.equal(typeof r.errors, 'object');
+  assert.ok(r.devflow?.file.startsWith(SERVER_SRC), `devflow found at ${r.devflow?.file}`);
 });
 
-test('server command line and environment', () => {
-  assert.deepEqual(serverCommand({ command: ['/py', '-X', 'utf8'], source: 'setting' }, ['--select', 'DEV1']), {
-    command: '/py',
-    args: ['-X', 'utf8', '-m', 'devflow', 'serve', '--select', 'DEV1'],
-  });
-  const bundled = serverEnv({ PATH: '/bin', PYTHONPATH: '/mine' }, 'useBundled', '/ext/bundled/libs');
-  assert.equal(bundled.PYTHONPATH, '/ext/bundled/libs:/mine');
-  assert.equal(bundled.PATH, '/bin');
-  const env = serverEnv({ PYTHONPATH: '/mine' }, 'fromEnvironment', '/ext/bundled/libs');
-  assert.equal(env.PYTHONPATH, '/mine');
+test('the server starts from the launcher in a hostile folder without importing any of it', (t) => {
+  const py = python3();
+  if (!py) return t.skip('no python3 on PATH');
+  const { dir, marker } = hostileFolder();
+  // `serve --help`: the server module is imported (with everything it imports) and exits.
+  const cmd = launcherCommand({ command: [py], source: 'path' }, LAUNCHER_PATH, SERVER_SRC, 'serve', ['--help']);
+  const res = spawnSync(cmd.command, cmd.args, { cwd: dir, encoding: 'utf8', env: serverEnv(process.env) });
+  assert.equal(fs.existsSync(marker), false, fs.existsSync(marker) ? fs.readFileSync(marker, 'utf8') : '');
+  if (res.status === 3 && /cannot be imported/.test(res.stderr)) return t.skip(`python3 lacks the server's dependencies: ${res.stderr.trim()}`);
+  assert.equal(res.status, 0, res.stderr);
+  assert.match(res.stdout, /devflow serve/);
+});
+
+test('the probe names a missing dependency instead of crashing', (t) => {
+  const py = python3();
+  if (!py) return t.skip('no python3 on PATH');
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'devflow-libs-'));
+  fs.mkdirSync(path.join(empty, 'devflow'));
+  fs.writeFileSync(path.join(empty, 'devflow', '__init__.py'), '__version__ = "9.9"\n');
+  fs.mkdirSync(path.join(empty, 'libcst'));
+  fs.writeFileSync(path.join(empty, 'libcst', '__init__.py'), '');
+  // Without site-packages (-S is not needed: -I keeps the user's site; a venv python has its own).
+  const cmd = launcherCommand({ command: [py, '-S'], source: 'path' }, LAUNCHER_PATH, empty, 'probe');
+  const r = parseProbe(execFileSync(cmd.command, cmd.args, { encoding: 'utf8' }));
+  assert.ok(r);
+  assert.equal(r.devflow?.version, '9.9');
+  assert.match(r.errors['libcst.native'] ?? '', /no libcst\.native built for this interpreter/);
+  assert.match(r.errors.pygls ?? '', /No module named 'pygls'/);
+  const verdict = assessProbe({ interpreter: { command: [py], source: 'path' }, strategy: 'useBundled', result: r });
+  assert.equal(verdict.ok, false);
+});
+
+test('Restricted Mode: the Python extension\'s (workspace) interpreter is not used', () => {
+  const inputs = { setting: [], pythonExtension: ['/proj/.venv/bin/python'], findOnPath: (n: string) => (n === 'python3' ? '/usr/bin/python3' : undefined) };
+  assert.deepEqual(chooseInterpreter({ ...inputs, trusted: false }), { command: ['/usr/bin/python3'], source: 'path' });
+  assert.deepEqual(chooseInterpreter({ ...inputs, trusted: true }), { command: ['/proj/.venv/bin/python'], source: 'python-extension' });
+  assert.deepEqual(chooseInterpreter({ ...inputs, setting: ['/home/u/py'], trusted: false }), { command: ['/home/u/py'], source: 'setting' });
+});
+
+test('findOnPath skips relative PATH entries (they would resolve inside the workspace)', () => {
+  const seen: string[] = [];
+  const found = findOnPath('python3', `.:bin:/usr/bin`, (f) => {
+    seen.push(f);
+    return true;
+  }, ':');
+  assert.equal(found, '/usr/bin/python3');
+  assert.deepEqual(seen, ['/usr/bin/python3']);
 });
 
 test('crash counter allows a few restarts, then stops the loop', () => {
@@ -120,4 +203,27 @@ test('crash counter allows a few restarts, then stops the loop', () => {
   assert.equal(c.crashed(10), true);
   assert.equal(c.crashed(20), false);
   assert.equal(c.crashed(5000), true, 'old crashes age out');
+});
+
+test('probe cache: remembered per interpreter file, forgotten on demand, stale when the file changes', async () => {
+  const store = new Map<string, unknown>();
+  const memento = { get: <T>(k: string) => store.get(k) as T | undefined, update: async (k: string, v: unknown) => void store.set(k, v) };
+  const cache = new ProbeCache(memento);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'devflow-probe-'));
+  const exe = path.join(dir, 'python');
+  fs.writeFileSync(exe, '#!/bin/sh\n');
+  const launcher = path.join(dir, 'launch.py');
+  fs.writeFileSync(launcher, '');
+  const key = probeKey([exe], launcher, '/libs', 'useBundled');
+  assert.ok(key);
+  const result = { version: [3, 12, 1], errors: {} };
+  assert.equal(cache.get(key), undefined);
+  await cache.put(key, result);
+  assert.deepEqual(cache.get(key), result);
+  fs.writeFileSync(exe, '#!/bin/sh\n# a new interpreter in place\n');
+  assert.notEqual(probeKey([exe], launcher, '/libs', 'useBundled'), key, 'size/mtime change: a new key');
+  assert.notEqual(probeKey([exe], launcher, '/other', 'useBundled'), key);
+  await cache.forget(key);
+  assert.equal(cache.get(key), undefined);
+  assert.equal(probeKey(['/nonexistent/python'], launcher, undefined, 'useBundled'), undefined);
 });

@@ -22,8 +22,14 @@ test('declares every setting the client reads, with the agreed defaults', () => 
     severity: {},
     args: [],
     'inlayHints.enable': false,
-    lintOnChange: true,
+    'lint.run': 'onType',
     debounceMs: 150,
+    path: [],
+    cwd: '',
+    exclude: [],
+    showNotifications: 'onError',
+    logLevel: 'info',
+    'trace.server': 'off',
   };
   for (const [key, value] of Object.entries(expected)) {
     assert.ok(props[`${SECTION}.${key}`], `${SECTION}.${key} missing`);
@@ -44,4 +50,37 @@ test('the bundle entry point and the vsix contents line up', () => {
   const ignore = fs.readFileSync(path.join(__dirname, '..', '..', '..', '.vscodeignore'), 'utf8');
   assert.match(ignore, /^!extension\/dist\/extension\.js$/m);
   assert.match(ignore, /^!extension\/bundled\/libs\/\*\*$/m);
+});
+
+const root = path.join(__dirname, '..', '..', '..');
+
+test('devflow.lintOnChange is deprecated in favour of devflow.lint.run', () => {
+  const props = manifest.contributes.configuration.properties;
+  assert.ok(props['devflow.lintOnChange'].deprecationMessage);
+  assert.deepEqual(props['devflow.lint.run'].enum, ['onType', 'onSave']);
+});
+
+test('the package has a repository, an icon, a licence and a changelog, all shipped', () => {
+  assert.match(manifest.repository.url, /^https:\/\/github\.com\//);
+  assert.ok(fs.existsSync(path.join(root, manifest.icon)), manifest.icon);
+  assert.deepEqual([...fs.readFileSync(path.join(root, manifest.icon)).subarray(1, 4)], [...Buffer.from('PNG')]);
+  assert.ok(fs.existsSync(path.join(root, 'LICENSE')));
+  assert.ok(fs.existsSync(path.join(root, 'CHANGELOG.md')));
+  const ignore = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8');
+  for (const line of ['!LICENSE', '!CHANGELOG.md', `!${manifest.icon}`, '!extension/launcher/devflow_launch.py', '!docs/rules/*.md', '!extension/walkthrough/**']) {
+    assert.ok(ignore.split('\n').includes(line), `${line} missing from .vscodeignore`);
+  }
+});
+
+test('the walkthrough: check a sample, apply a fix, debug a cross-device error; its files exist and its commands are declared', () => {
+  const [walk] = manifest.contributes.walkthroughs;
+  const ids = walk.steps.map((s: { id: string }) => s.id);
+  for (const id of ['checkSample', 'applyFix', 'debugError']) assert.ok(ids.includes(id), id);
+  const declared = new Set(manifest.contributes.commands.map((c: { command: string }) => c.command));
+  for (const step of walk.steps) {
+    assert.ok(fs.existsSync(path.join(root, step.media.markdown)), step.media.markdown);
+    for (const m of step.description.matchAll(/\(command:([\w.]+)/g)) {
+      if (m[1].startsWith('devflow.')) assert.ok(declared.has(m[1]), `${m[1]} in step ${step.id}`);
+    }
+  }
 });

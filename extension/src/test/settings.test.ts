@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigSource, Inspected, needsRestart, readSettings, toServerSettings } from '../settings';
+import { ConfigSource, Inspected, isExcluded, needsRestart, readSettings, toServerSettings } from '../settings';
 
 /** A fake vscode.WorkspaceConfiguration: key -> where each value was set. */
 function source(values: Record<string, Inspected<unknown>>): ConfigSource {
@@ -15,7 +15,13 @@ const defaults: Record<string, Inspected<unknown>> = {
   args: { defaultValue: [] },
   'inlayHints.enable': { defaultValue: false },
   lintOnChange: { defaultValue: true },
+  'lint.run': { defaultValue: 'onType' },
   debounceMs: { defaultValue: 150 },
+  path: { defaultValue: [] },
+  cwd: { defaultValue: '' },
+  exclude: { defaultValue: [] },
+  showNotifications: { defaultValue: 'onError' },
+  logLevel: { defaultValue: 'info' },
 };
 
 test('defaults', () => {
@@ -27,8 +33,14 @@ test('defaults', () => {
     severity: {},
     args: [],
     inlayHints: { enable: false },
-    lintOnChange: true,
+    lintRun: 'onType',
     debounceMs: 150,
+    path: [],
+    cwd: undefined,
+    exclude: [],
+    showNotifications: 'onError',
+    logLevel: 'info',
+    trusted: true,
   });
 });
 
@@ -37,7 +49,7 @@ test('workspace folder beats workspace beats user', () => {
     source({ ...defaults, lintOnChange: { defaultValue: true, globalValue: true, workspaceValue: false }, debounceMs: { globalValue: 300, workspaceFolderValue: 50 } }),
     { trusted: true },
   );
-  assert.equal(s.lintOnChange, false);
+  assert.equal(s.lintRun, 'onSave', 'the deprecated boolean still applies while lint.run is not set');
   assert.equal(s.debounceMs, 50);
 });
 
@@ -53,7 +65,7 @@ test('untrusted workspace: workspace-set interpreter, importStrategy and args ar
   assert.deepEqual(untrusted.interpreter, ['/usr/bin/python3.12']);
   assert.equal(untrusted.importStrategy, 'useBundled');
   assert.deepEqual(untrusted.args, []);
-  assert.equal(untrusted.lintOnChange, false, 'harmless settings still apply');
+  assert.equal(untrusted.lintRun, 'onSave', 'harmless settings still apply');
   const trusted = readSettings(source(values), { trusted: true });
   assert.deepEqual(trusted.interpreter, ['./evil/python']);
   assert.equal(trusted.importStrategy, 'fromEnvironment');
@@ -97,8 +109,61 @@ test('server settings follow the agreed initializationOptions shape', () => {
 
 test('only process-level changes need a restart', () => {
   const base = readSettings(source(defaults), { trusted: true });
-  assert.equal(needsRestart(base, { ...base, severity: { DEV1: 'error' }, lintOnChange: false }), false);
+  assert.equal(needsRestart(base, { ...base, severity: { DEV1: 'error' }, lintRun: 'onSave', exclude: ['x'] }), false);
+  assert.equal(needsRestart(base, { ...base, path: ['/home/u/.local/bin/devflow'] }), true);
+  assert.equal(needsRestart(base, { ...base, cwd: '/elsewhere' }), true);
+  assert.equal(needsRestart(base, { ...base, logLevel: 'debug' }), true);
   assert.equal(needsRestart(base, { ...base, interpreter: ['/x/python'] }), true);
   assert.equal(needsRestart(base, { ...base, importStrategy: 'fromEnvironment' }), true);
   assert.equal(needsRestart(base, { ...base, args: ['--select', 'DEV1'] }), true);
+});
+
+test('devflow.lint.run wins over the deprecated devflow.lintOnChange; bad values fall back to onType', () => {
+  const both = readSettings(source({ ...defaults, lintOnChange: { globalValue: false }, 'lint.run': { workspaceValue: 'onType' } }), { trusted: true });
+  assert.equal(both.lintRun, 'onType');
+  const onSave = readSettings(source({ ...defaults, 'lint.run': { globalValue: 'onSave' } }), { trusted: true });
+  assert.equal(onSave.lintRun, 'onSave');
+  assert.equal(toServerSettings(onSave).settings.lintOnChange, false, 'the server contract keeps its boolean');
+  assert.equal(readSettings(source({ ...defaults, 'lint.run': { globalValue: 'always' } }), { trusted: true }).lintRun, 'onType');
+});
+
+test('Restricted Mode: no devflow.path, no cwd, no fromEnvironment, whoever set them', () => {
+  const values = {
+    ...defaults,
+    path: { globalValue: ['/home/u/.local/bin/devflow'], workspaceValue: ['./bin/devflow'] },
+    cwd: { workspaceValue: '${workspaceFolder}/sub' },
+    importStrategy: { globalValue: 'fromEnvironment' },
+  };
+  const untrusted = readSettings(source(values), { trusted: false, workspaceFolder: '/proj' });
+  assert.deepEqual(untrusted.path, [], 'only the bundled server runs');
+  assert.equal(untrusted.importStrategy, 'useBundled');
+  assert.equal(untrusted.cwd, undefined);
+  assert.equal(untrusted.trusted, false);
+  const trusted = readSettings(source(values), { trusted: true, workspaceFolder: '/proj' });
+  assert.deepEqual(trusted.path, ['./bin/devflow']);
+  assert.equal(trusted.cwd, '/proj/sub');
+  assert.equal(trusted.importStrategy, 'fromEnvironment');
+});
+
+test('showNotifications and logLevel: known values only', () => {
+  const s = readSettings(source({ ...defaults, showNotifications: { globalValue: 'off' }, logLevel: { globalValue: 'debug' } }), { trusted: true });
+  assert.equal(s.showNotifications, 'off');
+  assert.equal(s.logLevel, 'debug');
+  const bad = readSettings(source({ ...defaults, showNotifications: { globalValue: 'loud' }, logLevel: { globalValue: 'trace' } }), { trusted: true });
+  assert.equal(bad.showNotifications, 'onError');
+  assert.equal(bad.logLevel, 'info');
+});
+
+test('devflow.exclude globs', () => {
+  const root = '/proj';
+  assert.equal(isExcluded('/proj/build/gen.py', root, ['build/**']), true);
+  assert.equal(isExcluded('/proj/src/build/gen.py', root, ['build/**']), false, 'a glob with a slash is anchored at the folder');
+  assert.equal(isExcluded('/proj/src/build/gen.py', root, ['build']), true, 'a bare name matches any folder');
+  assert.equal(isExcluded('/proj/a/b/model_pb2.py', root, ['**/*_pb2.py']), true);
+  assert.equal(isExcluded('/proj/model_pb2.py', root, ['**/*_pb2.py']), true, '**/ is zero or more folders');
+  assert.equal(isExcluded('/proj/xmodel.py', root, ['**/model.py']), false);
+  assert.equal(isExcluded('/proj/train.py', root, ['*.ipynb', 'tests/**']), false);
+  assert.equal(isExcluded('/proj/tests/t.py', root, []), false);
+  assert.equal(isExcluded('/elsewhere/x.py', root, ['/elsewhere/**']), true, 'absolute globs');
+  assert.equal(isExcluded('/proj/a[1]/x.py', root, ['a[1]/**']), true, 'regex characters are literal');
 });

@@ -1,0 +1,58 @@
+// "Devflow: Show Debug Information": what a bug report needs (versions, interpreter, settings,
+// server state, timings), as Markdown. Pure, so it is unit tested.
+
+export interface DebugFacts {
+  extensionVersion: string;
+  vscodeVersion: string;
+  platform: string;
+  trusted: boolean;
+  state: string;
+  launch?: {
+    command: string[];
+    cwd?: string;
+    interpreter?: string;
+    interpreterSource?: string;
+    python?: string;
+    devflow?: string;
+    devflowFile?: string;
+    bundledLibs?: string;
+    timings: Record<string, number>;
+  };
+  settings?: object;
+  folders: { path: string; enable: boolean; exclude: string[] }[];
+  diagnostics: { files: number; diagnostics: number };
+}
+
+const code = (v: unknown) => (v === undefined || v === '' ? '-' : `\`${String(v)}\``);
+
+export function debugMarkdown(f: DebugFacts): string {
+  const l = f.launch;
+  const rows: [string, unknown][] = [
+    ['Devflow extension', f.extensionVersion],
+    ['VS Code', f.vscodeVersion],
+    ['Platform', f.platform],
+    ['Workspace trusted', f.trusted ? 'yes' : 'no (Restricted Mode: bundled server only)'],
+    ['Server state', f.state],
+    ['devflow server', l?.devflow],
+    ['devflow package', l?.devflowFile],
+    ['Python', l?.python],
+    ['Interpreter', l?.interpreter],
+    ['Interpreter chosen by', l?.interpreterSource],
+    ['Bundled libs', l?.bundledLibs],
+    ['Command', l?.command.join(' ')],
+    ['Working directory', l?.cwd],
+    ['Diagnostics shown', `${f.diagnostics.diagnostics} in ${f.diagnostics.files} file(s)`],
+  ];
+  const timings = Object.entries(l?.timings ?? {}).map(([k, v]) => `${k} ${v} ms`).join(', ');
+  if (timings) rows.push(['After activation', timings]);
+  const out = ['# Devflow debug information', '', '| | |', '|---|---|'];
+  for (const [k, v] of rows) out.push(`| ${k} | ${code(v)} |`);
+  if (f.folders.length) {
+    out.push('', '## Workspace folders', '');
+    for (const folder of f.folders) {
+      out.push(`- ${code(folder.path)}: ${folder.enable ? 'enabled' : 'disabled (devflow.enable)'}${folder.exclude.length ? `, exclude ${folder.exclude.map(code).join(', ')}` : ''}`);
+    }
+  }
+  out.push('', '## Settings (after trust and validation)', '', '```json', JSON.stringify(f.settings ?? {}, null, 2), '```', '');
+  return out.join('\n');
+}

@@ -1,0 +1,64 @@
+import * as assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { debugMarkdown } from '../debugInfo';
+import { documentSelector, FolderSettings, folderOf, isReported, uriPath } from '../folders';
+
+const folders: FolderSettings[] = [
+  { uri: 'file:///ws/app', path: '/ws/app', enable: true, exclude: ['build/**'] },
+  { uri: 'file:///ws/legacy', path: '/ws/legacy', enable: false, exclude: [] },
+  { uri: 'file:///ws/app/vendor%20x', path: '/ws/app/vendor x', enable: false, exclude: [] },
+];
+
+test('uriPath: files and notebook cells; other schemes have none', () => {
+  assert.equal(uriPath('file:///ws/app/a%20b.py'), '/ws/app/a b.py');
+  assert.equal(uriPath('vscode-notebook-cell:/ws/app/nb.ipynb#W0sZmlsZQ%3D%3D'), '/ws/app/nb.ipynb');
+  assert.equal(uriPath('vscode-notebook-cell:/ws/legacy/nb.ipynb#W0'), '/ws/legacy/nb.ipynb');
+  assert.equal(uriPath('untitled:Untitled-1'), undefined);
+  assert.equal(uriPath('file:///c%3A/x/y.py'), 'c:/x/y.py');
+});
+
+test('the innermost folder holds a file; a sibling with a common prefix does not', () => {
+  assert.equal(folderOf('/ws/app/vendor x/m.py', folders)?.path, '/ws/app/vendor x');
+  assert.equal(folderOf('/ws/app/m.py', folders)?.path, '/ws/app');
+  assert.equal(folderOf('/ws/application/m.py', folders), undefined);
+});
+
+test('per-folder enable and exclude decide what is reported', () => {
+  assert.equal(isReported('file:///ws/app/train.py', folders), true);
+  assert.equal(isReported('file:///ws/app/build/gen.py', folders), false, 'excluded');
+  assert.equal(isReported('file:///ws/legacy/train.py', folders), false, 'devflow.enable off for that folder');
+  assert.equal(isReported('file:///ws/app/vendor%20x/m.py', folders), false, 'a disabled folder nested in an enabled one');
+  assert.equal(isReported('file:///tmp/loose.py', folders), true, 'outside every folder');
+  assert.equal(isReported('untitled:Untitled-1', folders), true);
+  assert.equal(isReported('vscode-notebook-cell:/ws/legacy/nb.ipynb#W0', folders), false, 'notebook cells follow their notebook');
+});
+
+test('document selector: everything when all folders are enabled, else only the enabled folders', () => {
+  const all = documentSelector([folders[0]]);
+  assert.deepEqual(all, [{ scheme: 'file', language: 'python' }, { scheme: 'untitled', language: 'python' }, { notebook: '*', language: 'python' }]);
+  const some = documentSelector(folders);
+  assert.deepEqual(some, [
+    { scheme: 'untitled', language: 'python' },
+    { scheme: 'file', language: 'python', pattern: '/ws/app/**' },
+    { notebook: { scheme: 'file', pattern: '/ws/app/**' }, language: 'python' },
+  ]);
+  const odd = documentSelector([{ uri: 'file:///w/a%5B1%5D', path: '/w/a[1]', enable: true, exclude: [] }, folders[1]]);
+  assert.equal((odd[1] as { pattern: string }).pattern, '/w/a[[]1[]]/**', 'glob characters in a folder name are escaped');
+});
+
+test('debug information: versions, interpreter, settings, state, folders', () => {
+  const md = debugMarkdown({
+    extensionVersion: '0.1.0',
+    vscodeVersion: '1.99.0 (code-server)',
+    platform: 'linux-x64',
+    trusted: false,
+    state: 'running',
+    launch: { command: ['/usr/bin/python3', '-I', 'launch.py', 'serve'], interpreter: '/usr/bin/python3', interpreterSource: 'path', python: '3.11.7', devflow: '0.1.0', timings: { firstDiagnostics: 900 } },
+    settings: { enable: true, lintRun: 'onSave' },
+    folders: [{ path: '/ws/app', enable: true, exclude: ['build/**'] }, { path: '/ws/legacy', enable: false, exclude: [] }],
+    diagnostics: { files: 2, diagnostics: 3 },
+  });
+  for (const needle of ['| Devflow extension | `0.1.0` |', 'Restricted Mode', '`3.11.7`', '`/usr/bin/python3 -I launch.py serve`', 'firstDiagnostics 900 ms', '`/ws/legacy`: disabled', '"lintRun": "onSave"', '`3 in 2 file(s)`']) {
+    assert.ok(md.includes(needle), `${needle} missing from:\n${md}`);
+  }
+});
