@@ -17,6 +17,7 @@ import sys
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
+from devflow.analysis.program import Project, package_of
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
@@ -57,12 +58,15 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
     return result
 
 
-def analyze(source: str, path: str | None = None, retain: list | None = None) -> FileResult:
+def analyze(source: str, path: str | None = None, retain: list | None = None,
+            roots: list[str] | tuple[str, ...] = ()) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
-    rather free them later (an editor server, after publishing) than on its latency path."""
+    rather free them later (an editor server, after publishing) than on its latency path.
+    `roots`: folders where the file's imports of project files resolve, besides the file's own
+    folder and the folder above its top package (an editor passes its workspace folder)."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain)
+        return _analyze(source, result, retain, roots)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -71,7 +75,7 @@ def analyze(source: str, path: str | None = None, retain: list | None = None) ->
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, roots=()) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -89,9 +93,10 @@ def _analyze(source: str, result: FileResult, retain: list | None = None) -> Fil
         return result
     if "torch" not in source:
         return result  # nothing device-related can happen here
-    index = FileIndex(tree)
+    project = Project.for_file(result.path, roots)
+    index = FileIndex(tree, package=package_of(result.path)[0] if project is not None and result.path else None)
     n_lines = source.count("\n") + 1
-    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000)
+    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, project=project)
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 6000))

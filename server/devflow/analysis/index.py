@@ -19,6 +19,7 @@ class ClassInfo:
     methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
     is_module: bool = False
     base_infos: list["ClassInfo"] = field(default_factory=list)
+    home: "FileIndex | None" = None  # the file that defines it (names in its body resolve there)
 
     def method(self, name: str):
         if name in self.methods:
@@ -31,7 +32,10 @@ class ClassInfo:
 
 
 class FileIndex:
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, package: str | None = None):
+        # `package`: the dotted package of the file ("" for a script's folder), for relative imports;
+        # None when the file's place is unknown (relative imports are then left unresolved).
+        self.package = package
         self.aliases: dict[str, str] = {}
         self.classes: dict[str, ClassInfo] = {}
         self.all_classes: list[ClassInfo] = []
@@ -73,8 +77,16 @@ class FileIndex:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = self._relative_base(node.level)
+                if base is None:
+                    continue
+                mod = ".".join(p for p in (base, node.module or "") if p)
+                for a in node.names:
+                    if a.name != "*":
+                        self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
             elif isinstance(node, ast.ClassDef):
-                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases])
+                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases], home=self)
                 for st in node.body:
                     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         info.methods[st.name] = st
@@ -97,6 +109,15 @@ class FileIndex:
             for info in self.all_classes:
                 if not info.is_module and any(b.is_module for b in info.base_infos):
                     info.is_module = changed = True
+
+    def _relative_base(self, level: int) -> str | None:
+        """The package `from .` (level 1), `from ..` (level 2) ... names, "" for a script's folder."""
+        if self.package is None:
+            return None
+        parts = self.package.split(".") if self.package else []
+        if level - 1 > len(parts) or (not parts and level > 1):
+            return None
+        return ".".join(parts[:len(parts) - (level - 1)])
 
     @staticmethod
     def dotted(node: ast.AST) -> str | None:

@@ -54,6 +54,10 @@ class Calls:
 
     def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
         if recv.kind == "qual":
+            if self.project is not None:
+                pv = self.project_val(f"{recv.const}.{func.attr}")
+                if pv is not None:
+                    return pv
             return Val("qual", const=f"{recv.const}.{func.attr}")
         if recv.kind in ("module", "obj", "class"):
             saved = self.frame
@@ -125,6 +129,19 @@ class Calls:
         return UNKNOWN
 
     def call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool = False) -> Val:
+        """Run a function's body with these arguments, in the file that defines it."""
+        if self.units:
+            home = fref.owner.home if fref.owner is not None else None
+            unit = self.unit_of_index(home) if home is not None else fref.unit
+            if unit is not None and unit is not self.unit:
+                saved = self.enter(unit)
+                try:
+                    return self._call_function(fref, args, kwargs, self_val, call_node, standalone)
+                finally:
+                    self.leave(saved)
+        return self._call_function(fref, args, kwargs, self_val, call_node, standalone)
+
+    def _call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool) -> Val:
         fn = fref.node
         if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
             return UNKNOWN
@@ -211,7 +228,7 @@ class Calls:
                 if b is not None and b.kind == "tensor":
                     dev = join(dev, b.dev) if dev is not None else b.dev
             if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
-                                   for b in (self.index.qualify(x) for x in info.bases)):
+                                   for b in ((info.home or self.index).qualify(x) for x in info.bases)):
                 dev = self.default_dev
             obj.dev = dev
             if dev is not None and dev.is_cpu:

@@ -50,11 +50,16 @@ class Expressions:
                 self.use_hint(node, v)
             return v
         if node.id in self.index.aliases:
-            return Val("qual", const=self.index.aliases[node.id])
+            q = self.index.aliases[node.id]
+            if self.project is not None:
+                pv = self.project_val(q)
+                if pv is not None:
+                    return pv
+            return Val("qual", const=q)
         if node.id in self.index.classes:
             return Val("class", func=self.index.classes[node.id])
         if node.id == "__name__":
-            return Val("const", const="__main__")
+            return Val("const", const=self.unit.name)
         if node.id in ("True", "False", "None"):
             return Val("const", const={"True": True, "False": False, "None": None}[node.id])
         if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",
@@ -71,6 +76,10 @@ class Expressions:
         base = self.eval(node.value, frame)
         attr = node.attr
         if base.kind == "qual":
+            if self.project is not None:
+                pv = self.project_val(f"{base.const}.{attr}")
+                if pv is not None:
+                    return pv
             return Val("qual", const=f"{base.const}.{attr}")
         if base.kind == "tensor":
             if attr == "device":

@@ -22,9 +22,10 @@ def span_of(node: ast.AST) -> Span:
 
 
 class FuncRef:
-    __slots__ = ("node", "closure", "owner", "kind")
+    __slots__ = ("node", "closure", "owner", "kind", "unit")
 
-    def __init__(self, node, closure, owner: ClassInfo | None = None, kind: str = "function"):
+    def __init__(self, node, closure, owner: ClassInfo | None = None, kind: str = "function", unit=None):
+        self.unit = unit  # the file a plain function was defined in (a method's is its owner's home)
         self.node = node
         self.closure = closure  # defining Frame (for nested functions) or None
         self.owner = owner

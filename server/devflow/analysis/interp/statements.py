@@ -204,7 +204,8 @@ class Statements:
     def s_FunctionDef(self, st, frame):
         owner = None
         kind = "function"
-        frame.env[st.name] = Val("func", func=FuncRef(st, frame if frame is not self.module_frame else None, owner, kind))
+        frame.env[st.name] = Val("func", func=FuncRef(st, frame if frame is not self.module_frame else None, owner, kind,
+                                                      self.unit))
         frame.assigned.setdefault(st.name, st.lineno)
         return False
 
