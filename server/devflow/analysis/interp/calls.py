@@ -217,6 +217,8 @@ class Calls:
         init = info.method("__init__")
         if init is not None:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
+        elif "dataclass" in decorators(info.node) and not info.is_module:
+            self._dataclass_fields(info, obj, args, kwargs)
         if info.is_module and obj.moved is None:
             dev = None
             for name in obj.children:
@@ -234,6 +236,32 @@ class Calls:
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
         return val
+
+    def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
+        """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field
+        to its argument or its default (`field(default=...)` too; a default_factory stays unknown)."""
+        fields = [st for b in reversed([info, *info.base_infos]) for st in b.node.body
+                  if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                  and "ClassVar" not in ast.unparse(st.annotation)]
+        saved = self.enter(self.unit_of_index(info.home) or self.unit) if self.units else None
+        try:
+            for i, st in enumerate(fields):
+                name = st.target.id
+                if i < len(args):
+                    v = args[i]
+                elif name in kwargs:
+                    v = kwargs[name]
+                elif "__opaque__" in kwargs or st.value is None:
+                    v = UNKNOWN
+                elif isinstance(st.value, ast.Call) and (FileIndex.dotted(st.value.func) or "").rsplit(".", 1)[-1] == "field":
+                    d = next((k.value for k in st.value.keywords if k.arg == "default"), None)
+                    v = self.eval(d, self.module_frame) if d is not None else UNKNOWN
+                else:
+                    v = self.eval(st.value, self.module_frame)
+                obj.attrs[name] = v
+        finally:
+            if saved is not None:
+                self.leave(saved)
 
     def builds_modules(self, fn) -> bool:
         cached = self.builds_modules_cache.get(id(fn))

@@ -10,6 +10,9 @@ from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
 
+_ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+          ast.GtE: lambda a, b: a >= b}
+
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 EXPR_HANDLERS: dict = {}
 
@@ -32,7 +35,12 @@ class Expressions:
         return Val("const", const=node.value)
 
     def e_JoinedStr(self, node, frame):
-        return Val("const", const=None) if False else UNKNOWN
+        """f"cuda:{rank}": some cuda device (which one is not known); any other f-string is unknown."""
+        vals = node.values
+        if len(vals) == 2 and isinstance(vals[0], ast.Constant) and isinstance(vals[1], ast.FormattedValue) \
+                and vals[0].value in ("cuda:", "xpu:", "npu:"):
+            return Val("device", Dev(vals[0].value[:-1]), Origin(span_of(node), f"set at line {node.lineno}"))
+        return UNKNOWN
 
     def lookup(self, name: str, frame: Frame) -> Val | None:
         f = frame
@@ -227,7 +235,19 @@ class Expressions:
 
     def e_BoolOp(self, node, frame):
         vals = [self.eval(v, frame) for v in node.values]
-        return vals[-1] if all(v.kind == "tensor" for v in vals) else UNKNOWN
+        if all(v.kind == "tensor" for v in vals):
+            return vals[-1]
+        if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
+            for v in vals:
+                if v.kind == "const":
+                    try:
+                        if bool(v.const):
+                            return v
+                    except Exception:  # noqa: BLE001
+                        return UNKNOWN
+                    continue
+                return v if v.kind in ("device", "module") else UNKNOWN
+        return UNKNOWN
 
     def e_UnaryOp(self, node, frame):
         v = self.eval(node.operand, frame)
@@ -306,6 +326,9 @@ class Expressions:
             except Exception:  # noqa: BLE001
                 return None
             return res if isinstance(op, ast.Eq) else not res
+        if a.kind == b.kind == "const" and type(op) in _ORDER and all(
+                isinstance(v.const, (int, float)) and not isinstance(v.const, bool) for v in (a, b)):
+            return _ORDER[type(op)](a.const, b.const)
         return None
 
     def truth(self, node, frame) -> bool | None:

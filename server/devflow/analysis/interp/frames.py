@@ -10,7 +10,9 @@ from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.model import Span
 
-MAX_DEPTH = 7
+# Calls are followed to any depth (memoised per abstract arguments, recursion cut by the active set);
+# this bound only keeps the Python stack safe on pathological call chains.
+MAX_DEPTH = 64
 
 DEVICE_WORDS = ("device", "dev")
 

@@ -24,6 +24,8 @@ class Library:
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q == "argparse.ArgumentParser":
+            return Val("obj", obj=Obj("argparser", qual=q))
         if last == "from_pretrained" or last == "from_config":
             owner = q.rsplit(".", 2)[-2] if q.count(".") >= 1 else ""
             if "Tokenizer" in owner or "Processor" in owner:

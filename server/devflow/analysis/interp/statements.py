@@ -239,6 +239,11 @@ class Statements:
                 text = self.sym_names.setdefault(val.dev.key, name)
                 val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
             frame.env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            if val.kind == "obj" and val.obj is not None and val.obj.kind == "namespace" and not val.obj.role:
+                val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
+                for k, a in val.obj.attrs.items():
+                    if a.kind == "device" and a.dev is not None and a.dev.kind == "sym":
+                        val.obj.attrs[k] = Val("device", Dev("sym", key=a.dev.key, text=f"{name}.{k}", accel=a.dev.accel), a.origin)
             if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
                     and isinstance(st, ast.Assign):
                 val.obj.assign_stmt = span_of(st)  # type: ignore[attr-defined]
