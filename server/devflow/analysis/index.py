@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field
 
 from devflow.analysis.walk import walk
@@ -19,7 +20,12 @@ class ClassInfo:
     methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
     is_module: bool = False
     base_infos: list["ClassInfo"] = field(default_factory=list)
-    home: "FileIndex | None" = None  # the file that defines it (names in its body resolve there)
+    home_ref: object = None  # weakref to the FileIndex that defines it (a strong one would be a cycle)
+
+    @property
+    def home(self) -> "FileIndex | None":
+        """The file that defines the class: names in its body resolve there."""
+        return self.home_ref() if self.home_ref is not None else None
 
     def method(self, name: str):
         if name in self.methods:
@@ -86,7 +92,8 @@ class FileIndex:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
             elif isinstance(node, ast.ClassDef):
-                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases], home=self)
+                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases],
+                                 home_ref=weakref.ref(self))
                 for st in node.body:
                     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         info.methods[st.name] = st

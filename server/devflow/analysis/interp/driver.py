@@ -145,6 +145,8 @@ class Driver:
         self._optimizers = []
         self._all_modules = []
         self.memo.clear()
+        self.units = {}
+        self._qual_vals = {}
         self._recv = {}
         self._spread = {}
 
