@@ -28,10 +28,22 @@ class Calls:
         else:
             fval = self.eval(func, frame)
         args = []
+        spread = False
         for a in node.args:
-            v = self.eval(a.value if isinstance(a, ast.Starred) else a, frame)
-            args.append(v)
+            if isinstance(a, ast.Starred):  # `f(*xs)`: its items when known, else the rest is unknown
+                v = self.eval(a.value, frame)
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.elem is None \
+                        and not spread and v.obj.items:
+                    args.extend(v.obj.items)
+                else:
+                    spread = True
+                continue
+            v = self.eval(a, frame)
+            if not spread:
+                args.append(v)
         kwargs = {}
+        if spread:
+            kwargs["__opaque__"] = UNKNOWN
         for kw in node.keywords:
             v = self.eval(kw.value, frame)
             if kw.arg is None:
@@ -53,6 +65,8 @@ class Calls:
             return UNKNOWN
 
     def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
+        if recv.kind == "super":
+            return self.super_member(recv, func.attr)
         if recv.kind == "qual":
             if self.project is not None:
                 pv = self.project_val(f"{recv.const}.{func.attr}")
@@ -65,6 +79,21 @@ class Calls:
             self.frame = saved
             return v
         return Val("method", const=func.attr, bound=recv)
+
+    def super_member(self, sup: Val, attr: str) -> Val:
+        """`super().attr`: the first base class (same file or project) that defines it, bound to self."""
+        for b in sup.func.base_infos:
+            found = b.method(attr)
+            if found is not None:
+                fn, owner = found
+                decos = decorators(fn)
+                if "staticmethod" in decos:
+                    return Val("func", func=FuncRef(fn, None, owner, "staticmethod"))
+                if "property" in decos:
+                    return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
+                return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
+                           bound=sup.bound)
+        return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
         attr = node.attr
@@ -160,7 +189,9 @@ class Calls:
                 return self.memo[memo_key]
         self.visited.add(id(fn))
         frame = Frame(fn, self.frame, call_node, closure=fref.closure)
+        frame.owner = fref.owner
         self._frames.append(frame)
+        spread = "__opaque__" in kwargs  # `f(*args)` of unknown length: parameters past it are unknown
         defaults = a.defaults
         n_no_default = len(params) - len(defaults)
         for i, p in enumerate(params):
@@ -170,7 +201,7 @@ class Calls:
             elif p in kwargs:
                 v = kwargs[p]
             elif i >= n_no_default:
-                v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone else UNKNOWN
+                v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone and not spread else UNKNOWN
             else:
                 v = UNKNOWN
             frame.env[p] = self._param_val(p, v, fn)

@@ -36,7 +36,7 @@ class FuncRef:
 
 class Frame:
     __slots__ = ("node", "env", "parent", "call_node", "returns", "closure", "assigned", "params", "pending_names",
-                 "stmt_stack")
+                 "stmt_stack", "owner")
 
     def __init__(self, node, parent, call_node, closure=None):
         self.node = node
@@ -49,6 +49,7 @@ class Frame:
         self.params: set[str] = set()
         self.pending_names: dict[str, Finding] = {}
         self.stmt_stack: list[ast.stmt] = []
+        self.owner: ClassInfo | None = None  # the class whose method runs here (for `super()`)
 
 
 DECO_CACHE: dict[int, tuple] = {}

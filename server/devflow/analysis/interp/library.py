@@ -89,7 +89,7 @@ class Library:
                 return UNKNOWN
             return self.iter_elem(a, None, frame)
         if name == "super":
-            return UNKNOWN
+            return self.super_of(frame, args)
         if name == "dict":
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
@@ -104,6 +104,19 @@ class Library:
             el = self.iter_elem(args[0], None, frame)
             return el if el.kind == "tensor" else UNKNOWN
         return UNKNOWN
+
+    def super_of(self, frame, args) -> Val:
+        """`super()` in a method (or `super(Cls, self)`): the instance, seen from the class's bases."""
+        owner, inst = frame.owner, None
+        if len(args) == 2 and args[0].kind == "class" and hasattr(args[0].func, "base_infos"):
+            owner, inst = args[0].func, args[1]
+        elif owner is not None:
+            a = frame.node.args
+            first = (a.posonlyargs + a.args)[:1]
+            inst = frame.env.get(first[0].arg) if first else None
+        if owner is None or inst is None or not owner.base_infos:
+            return UNKNOWN
+        return Val("super", func=owner, bound=inst)
 
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
         rest = q[6:]
