@@ -83,10 +83,15 @@ class Project:
 
     @classmethod
     def for_file(cls, path: str | None, extra_roots: list[str] | tuple[str, ...] = ()) -> "Project | None":
+        """The roots for a checked file: its folder, the folder above its top package, the caller's
+        roots, and the project's root (the nearest folder up with pyproject.toml, setup.py, setup.cfg
+        or .git), where `from mypkg.models import Net` in `scripts/train.py` resolves."""
         if not path or not os.path.isfile(path):
             return cls(extra_roots) if extra_roots else None
         _, top = package_of(path)
-        return cls([os.path.dirname(os.path.abspath(path)), top, *extra_roots])
+        here = os.path.dirname(os.path.abspath(path))
+        marked = project_root(here)
+        return cls([here, top, *extra_roots, *([marked] if marked else [])])
 
     def find(self, module: str) -> str | None:
         """The file of a dotted module name, or None (a library, or not found)."""
@@ -108,6 +113,29 @@ class Project:
     def load(self, module: str) -> ProjectFile | None:
         path = self.find(module)
         return load_file(path, module) if path else None
+
+
+_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+_ROOT_OF: dict[str, str | None] = {}
+
+
+def project_root(folder: str, levels: int = 8) -> str | None:
+    """The nearest folder at or above `folder` (up to `levels` up) that marks a project root."""
+    if folder in _ROOT_OF:
+        return _ROOT_OF[folder]
+    found, d = None, folder
+    for _ in range(levels):
+        if any(os.path.exists(os.path.join(d, m)) for m in _MARKERS):
+            found = d
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    if len(_ROOT_OF) > 10_000:
+        _ROOT_OF.clear()
+    _ROOT_OF[folder] = found
+    return found
 
 
 def load_file(path: str, module: str) -> ProjectFile | None:

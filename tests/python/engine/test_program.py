@@ -83,3 +83,16 @@ def test_circular_imports_do_not_hang(tmp_path):
     src = "import torch\nfrom a import f\ny = f(torch.ones(2))\n"
     (tmp_path / "main.py").write_text(src)
     assert analyze(src, str(tmp_path / "main.py")).diagnostics == []
+
+
+def test_the_project_root_resolves_packages_for_scripts_in_subfolders(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    (tmp_path / "mypkg" / "data.py").write_text("import torch\n\ndef sample(n):\n    return torch.rand(n, 2)\n")
+    (tmp_path / "scripts").mkdir()
+    src = ("import torch\nfrom mypkg.data import sample\n\nnet = torch.nn.Linear(2, 1).to('cuda')\n"
+           "print(net(sample(4)))\n")
+    (tmp_path / "scripts" / "train.py").write_text(src)
+    result = analyze(src, str(tmp_path / "scripts" / "train.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(5, "DEV201")]
