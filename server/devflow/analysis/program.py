@@ -18,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from devflow.analysis.index import FileIndex
+from devflow.analysis.walk import walk
 
 LINE_BASE = 10_000_000
 MAX_FILE_BYTES = 2_000_000  # a generated or vendored giant is not worth following
@@ -67,6 +68,12 @@ def package_of(path: str) -> tuple[str, str]:
     return ".".join(reversed(parts)), d
 
 
+def is_installed(path: str) -> bool:
+    """Installed packages are library code: modelled by the library knowledge, never followed."""
+    parts = path.split(os.sep)
+    return "site-packages" in parts or "dist-packages" in parts
+
+
 class Project:
     """Where imports of a checked file resolve: an ordered list of root folders."""
 
@@ -78,7 +85,7 @@ class Project:
 
     def add_root(self, root: str) -> None:
         r = os.path.abspath(root)
-        if r not in self.roots and os.path.isdir(r):
+        if r not in self.roots and os.path.isdir(r) and not is_installed(r):
             self.roots.append(r)
 
     @classmethod
@@ -154,6 +161,16 @@ def load_file(path: str, module: str) -> ProjectFile | None:
     return pf
 
 
+def _shift_lines(tree: ast.AST, base: int) -> None:
+    """`ast.increment_lineno`, several times faster (one flat walk, no generators)."""
+    for n in walk(tree):
+        if "lineno" in n._attributes:
+            n.lineno += base
+            end = getattr(n, "end_lineno", None)
+            if end is not None:
+                n.end_lineno = end + base
+
+
 def _parse(path: str, module: str, size: int) -> ProjectFile | None:
     if size > MAX_FILE_BYTES:
         return None
@@ -165,7 +182,7 @@ def _parse(path: str, module: str, size: int) -> ProjectFile | None:
         return None
     k = _BASES.setdefault(os.path.abspath(path), len(_BASES) + 1)
     base = k * LINE_BASE
-    ast.increment_lineno(tree, base)
+    _shift_lines(tree, base)
     package, _ = package_of(path)
     if os.path.basename(path) == "__init__.py":
         package = module

@@ -75,8 +75,10 @@ class Units:
         self._frames.append(unit.module_frame)
         self.units[module] = unit
         self.link_bases(pf.index)
+        # The body binds the module's names; its own calls are not followed (the file gets its own
+        # analysis), which keeps an import as cheap as the module's top-level statements.
         saved, saved_frame, saved_standalone = self.enter(unit), self.frame, self.standalone
-        self.frame, self.standalone = unit.module_frame, False
+        self.frame, self.standalone = unit.module_frame, True
         try:
             self.exec_block(pf.tree.body, unit.module_frame)
         finally:
