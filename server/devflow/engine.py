@@ -17,6 +17,7 @@ import sys
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
+from devflow.analysis.importers import findings_from_importers
 from devflow.analysis.program import Project, package_of
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
@@ -108,6 +109,9 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, roots=
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
+    for f in findings_from_importers(result.path, source, project):
+        if (f.code, f.span) not in interp.findings:
+            by_code.setdefault(f.code, []).append(f)
     ctx = Context(tree, source, index, interp, by_code)
     cols = _Columns(source, bom)
     text = SourceText(source)

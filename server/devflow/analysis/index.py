@@ -43,6 +43,7 @@ class FileIndex:
         # None when the file's place is unknown (relative imports are then left unresolved).
         self.package = package
         self.aliases: dict[str, str] = {}
+        self.star_imports: list[str] = []  # `from X import *`: modules whose names this file sees
         self.classes: dict[str, ClassInfo] = {}
         self.all_classes: list[ClassInfo] = []
         self.functions: list[ast.FunctionDef] = []
@@ -83,6 +84,8 @@ class FileIndex:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    else:
+                        self.star_imports.append(node.module)
             elif isinstance(node, ast.ImportFrom) and node.level > 0:
                 base = self._relative_base(node.level)
                 if base is None:
@@ -91,6 +94,8 @@ class FileIndex:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+                    elif mod:
+                        self.star_imports.append(mod)
             elif isinstance(node, ast.ClassDef):
                 info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases],
                                  home_ref=weakref.ref(self))

@@ -96,3 +96,17 @@ def test_the_project_root_resolves_packages_for_scripts_in_subfolders(tmp_path):
     (tmp_path / "scripts" / "train.py").write_text(src)
     result = analyze(src, str(tmp_path / "scripts" / "train.py"))
     assert [(d.span.line, d.code) for d in result.diagnostics] == [(5, "DEV201")]
+
+
+def test_a_file_gets_the_findings_its_importers_runs_place_in_it():
+    case = CASES / "trainer_class_two_files"
+    (d,) = check_path(str(case / "trainer.py")).diagnostics
+    assert (d.span.line, d.code) == (12, "DEV201")
+    assert "run.py" in d.message and "line 12" in d.message
+    assert d.fix is not None  # the edit lies in trainer.py itself
+
+
+def test_unsaved_edits_ignore_the_importers_runs():
+    case = CASES / "trainer_class_two_files"
+    src = (case / "trainer.py").read_text() + "\n# edited\n"
+    assert analyze(src, str(case / "trainer.py")).diagnostics == []

@@ -68,6 +68,11 @@ class Expressions:
             return Val("class", func=self.index.classes[node.id])
         if node.id == "__name__":
             return Val("const", const=self.unit.name)
+        if self.index.star_imports and self.project is not None:
+            for mod in self.index.star_imports:  # `from models import *` of a project file
+                pv = self.project_val(f"{mod}.{node.id}")
+                if pv is not None and pv.kind != "unknown":
+                    return pv
         if node.id in ("True", "False", "None"):
             return Val("const", const={"True": True, "False": False, "None": None}[node.id])
         if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",

@@ -43,6 +43,8 @@ class Units:
         self.units: dict[str, Unit | None] = {}
         self._qual_vals: dict[str, Val | None] = {}
         self._ranges_by_index: dict[int, list] = {}
+        # Findings placed in imported files, as made (a copy) and as kept here (cancelled later or not)
+        self.exported: list[tuple[Finding, Finding]] = []
         if project is not None:
             self.link_bases(self.index)
 
