@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
-from devflow.analysis.program import LINE_BASE, Project, is_installed, load_file, local_line, package_of, unit_of_line
+from devflow.analysis.program import LINE_BASE, Project, file_number, is_installed, local_line, package_of, unit_of_line
 
 MAX_IMPORTERS = 40
 MAX_IMPORTER_BYTES = 1_000_000
@@ -26,46 +26,85 @@ _LINE = re.compile(r"\bline (\d+)\b")
 
 
 def importers_of(path: str, project: Project) -> list[str]:
-    """Python files at the project's roots (not recursive) whose text imports `path`'s module."""
+    """Scripts at the project's roots (not recursive) whose text imports `path`'s module: files that
+    run something (a `__main__` guard or top-level calls / loops), not other library modules."""
     stem = os.path.splitext(os.path.basename(path))[0]
     if stem == "__init__":
         stem = os.path.basename(os.path.dirname(path))
-    word = re.compile(rf"\b(import|from)\b[^\n]*\b{re.escape(stem)}\b")
     me = os.path.abspath(path)
     out: list[str] = []
     for root in project.roots:
+        for cand, words in _scripts_in(root):
+            if cand != me and stem in words and cand not in out:
+                out.append(cand)
+                if len(out) >= MAX_IMPORTERS:
+                    return out
+    return out
+
+
+_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words)])
+_RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
+
+
+def _scripts_in(root: str) -> list:
+    try:
+        st = os.stat(root)
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    stats = []
+    for n in names:
+        if n.endswith(".py"):
+            try:
+                s = os.stat(os.path.join(root, n))
+                stats.append((n, s.st_size, s.st_mtime_ns))
+            except OSError:
+                pass
+    key = (st.st_mtime_ns, tuple(stats))
+    hit = _SCRIPTS.get(root)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    found = []
+    for n, size, _ in stats:
+        cand = os.path.join(root, n)
+        if size > MAX_IMPORTER_BYTES or is_installed(cand):
+            continue
         try:
-            names = sorted(os.listdir(root))
+            with open(cand, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
         except OSError:
             continue
-        for n in names:
-            cand = os.path.join(root, n)
-            if not n.endswith(".py") or cand == me or cand in out or is_installed(cand):
-                continue
-            try:
-                if os.path.getsize(cand) > MAX_IMPORTER_BYTES:
-                    continue
-                with open(cand, encoding="utf-8", errors="replace") as fh:
-                    text = fh.read()
-            except OSError:
-                continue
-            if word.search(text):
-                out.append(cand)
-            if len(out) >= MAX_IMPORTERS:
-                return out
-    return out
+        if not _RUNS_CODE.search(text):
+            continue
+        words: set[str] = set()
+        for m in _IMPORT_LINE.finditer(text):
+            for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
+                words.update(re.findall(r"\w+", part))
+        found.append((cand, words))
+    if len(_SCRIPTS) > 1000:
+        _SCRIPTS.clear()
+    _SCRIPTS[root] = (key, found)
+    return found
 
 
 def findings_from_importers(path: str | None, source: str, project: Project | None) -> list[Finding]:
     """Findings inside `path` (whose text on disk is `source`) made by runs of its importers."""
     if not path or project is None or not os.path.isfile(path):
         return []
-    me = load_file(os.path.abspath(path), "")
-    if me is None or me.source != source:
+    importers = importers_of(path, project)
+    if not importers:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            on_disk = fh.read().lstrip("\ufeff")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if on_disk != source:
         return []  # unsaved edits: the importers' runs would see other lines
-    k = me.base // LINE_BASE
+    k = file_number(path)
     out: list[Finding] = []
-    for imp in importers_of(path, project):
+    for imp in importers:
         out.extend(_exports(imp).get(k, []))
     return out
 

@@ -161,6 +161,11 @@ def load_file(path: str, module: str) -> ProjectFile | None:
     return pf
 
 
+def file_number(path: str) -> int:
+    """The file's k (its lines start at k * LINE_BASE), the same for the life of the process."""
+    return _BASES.setdefault(os.path.abspath(path), len(_BASES) + 1)
+
+
 def _shift_lines(tree: ast.AST, base: int) -> None:
     """`ast.increment_lineno`, several times faster (one flat walk, no generators)."""
     for n in walk(tree):
@@ -180,7 +185,7 @@ def _parse(path: str, module: str, size: int) -> ProjectFile | None:
         tree = ast.parse(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
         return None
-    k = _BASES.setdefault(os.path.abspath(path), len(_BASES) + 1)
+    k = file_number(path)
     base = k * LINE_BASE
     _shift_lines(tree, base)
     package, _ = package_of(path)
