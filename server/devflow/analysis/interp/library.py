@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
@@ -267,6 +268,8 @@ class Library:
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":
+            if last == "DistributedDataParallel":
+                self.check_ddp_placement(node, args[0], kwargs)
             return args[0]
         if last in ("Sequential", "ModuleList", "ModuleDict"):
             items = []
@@ -303,6 +306,27 @@ class Library:
         else:
             obj.dev = self.default_dev
         return Val("module", obj=obj)
+
+    def check_ddp_placement(self, node, mod: Val, kwargs) -> None:
+        """`DistributedDataParallel(model, device_ids=[rank])` needs the model on that GPU already:
+        with the model still on cpu it raises at construction (device_ids only work for GPU modules)."""
+        obj = mod.obj
+        ids = kwargs.get("device_ids")
+        if obj is None or ids is None or ids.kind != "obj" or ids.obj is None or ids.obj.kind not in ("list", "tuple") \
+                or not ids.obj.items or getattr(obj, "standalone", False) or obj.dispatched or obj.moved is not None:
+            return
+        if any(v.kind == "const" and v.const is None for v in ids.obj.items):
+            return
+        if obj.dev is None or not obj.dev.is_cpu or self.default_dev is not CPU:
+            return
+        key = ("module", obj.origin.span if obj.origin else span_of(node))
+        self.mix_origins.add(key)  # the later calls of the model would only repeat it
+        ids_text = self.text(next(k.value for k in node.keywords if k.arg == "device_ids"))
+        reason = obj.origin.reason if obj.origin else "created on cpu"
+        self.add(Finding("DEV106", span_of(node),
+                         f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on cpu ({reason}); "
+                         f"DistributedDataParallel needs the model on that GPU first: move it before wrapping",
+                         [(obj.origin.span, reason)] if obj.origin else [], None))
 
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
