@@ -113,6 +113,9 @@ class Calls:
 
     def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:
         kind = fval.kind
+        if kind == "partial":  # functools.partial(f, *pre, **kw)(*args, **more)
+            pre_args, pre_kwargs = fval.const
+            return self.call(node, fval.func, recv, pre_args + list(args), {**pre_kwargs, **kwargs}, frame)
         if kind == "qual":
             return self.call_qual(node, fval.const, args, kwargs, frame)
         if kind == "method":

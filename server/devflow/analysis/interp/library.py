@@ -25,6 +25,8 @@ class Library:
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
+            return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
         if q == "argparse.ArgumentParser":
             return Val("obj", obj=Obj("argparser", qual=q))
         if last == "from_pretrained" or last == "from_config":
@@ -125,7 +127,7 @@ class Library:
         if "__opaque__" in kwargs and "device" not in kwargs:
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
-            d = kwargs.get("device")
+            d = _device_kwarg(kwargs)
             if d is not None:
                 dev = self._as_device(d)
                 if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
@@ -147,7 +149,7 @@ class Library:
             org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
             return Val("tensor", CPU, org, scalar=scalar)
         if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
-            d = kwargs.get("device")
+            d = _device_kwarg(kwargs)
             if d is not None:
                 return Val("tensor", self._as_device(d), Origin(span_of(node), f"created at line {node.lineno}"))
             return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar) if args and args[0].kind == "tensor" else UNKNOWN
@@ -289,7 +291,7 @@ class Library:
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno}")
             return Val("module", obj=obj)
-        d = kwargs.get("device")
+        d = _device_kwarg(kwargs)
         if last in T.WEIGHTED_LOSSES:
             w = next((kwargs[k] for k in T.LOSS_WEIGHT_KWARGS if k in kwargs and kwargs[k].kind == "tensor"), None)
             if w is not None:
@@ -358,3 +360,9 @@ class Library:
             batch = UNKNOWN
         obj.attrs["batch"] = batch
         return Val("obj", obj=obj)
+
+
+def _device_kwarg(kwargs) -> Val | None:
+    """The `device=` argument; `device=None` (a helper's default passed on) means the default device."""
+    d = kwargs.get("device")
+    return None if d is not None and d.kind == "const" and d.const is None else d
