@@ -188,6 +188,11 @@ class Statements:
 
     s_TryStar = s_Try
 
+    def s_Global(self, st, frame):
+        if frame is not self.module_frame:
+            frame.global_names = (frame.global_names or set()) | set(st.names)
+        return False
+
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
         frame.returns = val if frame.returns is None else self.join(frame.returns, val)
@@ -238,7 +243,8 @@ class Statements:
             if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
                 text = self.sym_names.setdefault(val.dev.key, name)
                 val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
-            frame.env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
+            env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "namespace" and not val.obj.role:
                 val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
                 for k, a in val.obj.attrs.items():
