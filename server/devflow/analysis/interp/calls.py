@@ -312,8 +312,11 @@ class Calls:
                     found = True
                     break
                 info = self.index.classes.get(name)
-                if info is not None and info.is_module and not any(self.index.qualify(b).rsplit(".", 1)[-1] in T.DATA_PARALLEL
-                                                                   for b in info.bases):
+                if info is None and self.project is not None and name:  # a module class of another project file
+                    pv = self.project_val(q)
+                    info = pv.func if pv is not None and pv.kind == "class" and isinstance(pv.func, ClassInfo) else None
+                if info is not None and info.is_module and not any(
+                        (info.home or self.index).qualify(b).rsplit(".", 1)[-1] in T.DATA_PARALLEL for b in info.bases):
                     found = True
                     break
         self.builds_modules_cache[id(fn)] = found
