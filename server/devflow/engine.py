@@ -4,9 +4,11 @@ Contract: `analyze(source, path=None) -> FileResult` never raises for any input 
 returns every rule's raw diagnostics (no noqa / select / ignore filtering: `devflow.api` does
 that) and the device hints for hover / inlay hints. It never imports torch or user code.
 
-Pipeline: `ast.parse` -> FileIndex (imports, classes) -> Interpreter (device lattice, one pass per
-function body, same-file calls followed) -> rules (each isolated: a failing rule is recorded in
-`rule_errors`) -> fixes (libcst, only for findings).
+Pipeline: `ast.parse` -> Project (analysis/program.py: where imports of project files resolve,
+parsed once per content) -> FileIndex (imports, classes) -> Interpreter (analysis/interp/: device
+lattice, one pass per function body, calls followed to any depth into the file and the project
+files it imports) + the findings runs of its importers place in it (analysis/importers.py) -> rules
+(each isolated: a failing rule is recorded in `rule_errors`) -> fixes (libcst, only for findings).
 """
 
 from __future__ import annotations
