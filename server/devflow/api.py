@@ -74,13 +74,12 @@ def _filter(result: FileResult, source: str, path: str | None, config: Config | 
 
 
 def check_source(source: str, path: str | None = None, config: Config | None = None,
-                 retain: list | None = None, deadline: float | None = None) -> FileResult:
-    """`deadline` (a `time.monotonic()` value): stop early and say so in `partial` (editors)."""
+                 retain: list | None = None, deadline: float | None = None,
+                 roots: list[str] | tuple[str, ...] = ()) -> FileResult:
+    """`deadline` (a `time.monotonic()` value): stop early and say so in `partial` (editors).
+    `roots`: folders where imports of project files resolve (an editor's workspace folders)."""
     try:
-        if deadline is not None:
-            result = engine.analyze(source, path, retain, deadline)
-        else:
-            result = engine.analyze(source, path) if retain is None else engine.analyze(source, path, retain)
+        result = engine.analyze(source, path, retain, roots=tuple(roots), deadline=deadline)
         if result.error is not None:
             if result.error_span is not None and getattr(result, "error_code", None) is None:
                 _newer_syntax(result, source)

@@ -4,9 +4,11 @@ Contract: `analyze(source, path=None) -> FileResult` never raises for any input 
 returns every rule's raw diagnostics (no noqa / select / ignore filtering: `devflow.api` does
 that) and the device hints for hover / inlay hints. It never imports torch or user code.
 
-Pipeline: `ast.parse` -> FileIndex (imports, classes) -> Interpreter (device lattice, one pass per
-function body, same-file calls followed) -> rules (each isolated: a failing rule is recorded in
-`rule_errors`) -> fixes (libcst, only for findings).
+Pipeline: `ast.parse` -> Project (analysis/program.py: where imports of project files resolve,
+parsed once per content) -> FileIndex (imports, classes) -> Interpreter (analysis/interp/: device
+lattice, one pass per function body, calls followed to any depth into the file and the project
+files it imports) + the findings runs of its importers place in it (analysis/importers.py) -> rules
+(each isolated: a failing rule is recorded in `rule_errors`) -> fixes (libcst, only for findings).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
 from devflow.analysis.interp import Interpreter
 from devflow.lines import line_count, split_lines
+from devflow.analysis.importers import findings_from_importers
+from devflow.analysis.program import Project, package_of
 from devflow.model import DeviceHint, Diagnostic, Edit, Fix, FileResult, Related, Span
 from devflow.rules.base import Context
 from devflow.rules.checks import ALL_RULES
@@ -98,14 +102,16 @@ def _syntax_error(result: FileResult, e: SyntaxError) -> FileResult:
 
 
 def analyze(source: str, path: str | None = None, retain: list | None = None,
-            deadline: float | None = None) -> FileResult:
+            roots: list[str] | tuple[str, ...] = (), deadline: float | None = None) -> FileResult:
     """`retain`: a list that gets the run's syntax tree and interpreter, for a caller that would
     rather free them later (an editor server, after publishing) than on its latency path.
+    `roots`: folders where the file's imports of project files resolve, besides the file's own
+    folder and the folder above its top package (an editor passes its workspace folder).
     `deadline`: a `time.monotonic()` value; past it the interpreter stops (checked where it counts its
     statement budget) and the remaining rules are skipped; `FileResult.partial` then says so."""
     result = FileResult(path=path)
     try:
-        return _analyze(source, result, retain, deadline)
+        return _analyze(source, result, retain, roots, deadline)
     except RecursionError:
         result.error = "The file is nested too deeply for the analysis."
         return result
@@ -114,7 +120,8 @@ def analyze(source: str, path: str | None = None, retain: list | None = None,
         return result
 
 
-def _analyze(source: str, result: FileResult, retain: list | None = None, deadline: float | None = None) -> FileResult:
+def _analyze(source: str, result: FileResult, retain: list | None = None, roots=(),
+             deadline: float | None = None) -> FileResult:
     if not isinstance(source, str):
         result.error = "The file is not text."
         return result
@@ -132,9 +139,11 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
         return result
     if not imports_torch_ecosystem(source, tree):
         return result  # nothing device-related can happen here
-    index = FileIndex(tree)
+    project = Project.for_file(result.path, roots)
+    index = FileIndex(tree, package=package_of(result.path)[0] if project is not None and result.path else None)
     n_lines = line_count(source)
-    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, deadline=deadline)
+    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, project=project,
+                         deadline=deadline)
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 6000))
@@ -146,6 +155,9 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, deadli
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
+    for f in findings_from_importers(result.path, source, project):
+        if (f.code, f.span) not in interp.findings:
+            by_code.setdefault(f.code, []).append(f)
     ctx = Context(tree, source, index, interp, by_code)
     cols = _Columns(source, bom)
     text = SourceText(source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import weakref
 from dataclasses import dataclass, field
 
 from devflow.analysis.walk import walk
@@ -19,6 +20,12 @@ class ClassInfo:
     methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
     is_module: bool = False
     base_infos: list["ClassInfo"] = field(default_factory=list)
+    home_ref: object = None  # weakref to the FileIndex that defines it (a strong one would be a cycle)
+
+    @property
+    def home(self) -> "FileIndex | None":
+        """The file that defines the class: names in its body resolve there."""
+        return self.home_ref() if self.home_ref is not None else None
 
     def method(self, name: str):
         if name in self.methods:
@@ -31,8 +38,12 @@ class ClassInfo:
 
 
 class FileIndex:
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, package: str | None = None):
+        # `package`: the dotted package of the file ("" for a script's folder), for relative imports;
+        # None when the file's place is unknown (relative imports are then left unresolved).
+        self.package = package
         self.aliases: dict[str, str] = {}
+        self.star_imports: list[str] = []  # `from X import *`: modules whose names this file sees
         self.classes: dict[str, ClassInfo] = {}
         self.all_classes: list[ClassInfo] = []
         self.functions: list[ast.FunctionDef] = []
@@ -73,8 +84,21 @@ class FileIndex:
                 for a in node.names:
                     if a.name != "*":
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                    else:
+                        self.star_imports.append(node.module)
+            elif isinstance(node, ast.ImportFrom) and node.level > 0:
+                base = self._relative_base(node.level)
+                if base is None:
+                    continue
+                mod = ".".join(p for p in (base, node.module or "") if p)
+                for a in node.names:
+                    if a.name != "*":
+                        self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+                    elif mod:
+                        self.star_imports.append(mod)
             elif isinstance(node, ast.ClassDef):
-                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases])
+                info = ClassInfo(node.name, node, [self.dotted(b) or "" for b in node.bases],
+                                 home_ref=weakref.ref(self))
                 for st in node.body:
                     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         info.methods[st.name] = st
@@ -97,6 +121,15 @@ class FileIndex:
             for info in self.all_classes:
                 if not info.is_module and any(b.is_module for b in info.base_infos):
                     info.is_module = changed = True
+
+    def _relative_base(self, level: int) -> str | None:
+        """The package `from .` (level 1), `from ..` (level 2) ... names, "" for a script's folder."""
+        if self.package is None:
+            return None
+        parts = self.package.split(".") if self.package else []
+        if level - 1 > len(parts) or (not parts and level > 1):
+            return None
+        return ".".join(parts[:len(parts) - (level - 1)])
 
     @staticmethod
     def dotted(node: ast.AST) -> str | None:

@@ -61,14 +61,14 @@ def _filter(diagnostics, config, path, settings: Settings):
 
 
 def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation: int,
-        retain: list | None = None) -> Analysis:
+        retain: list | None = None, roots: tuple[str, ...] = ()) -> Analysis:
     start = time.perf_counter()
     try:
         from devflow import api
 
         config = with_settings(configs.for_path(snapshot.path, settings.config_path), settings)
         deadline = time.monotonic() + settings.time_budget_ms / 1000 if settings.time_budget_ms else None
-        result = api.check_source(snapshot.source, snapshot.path, config, retain, deadline)
+        result = api.check_source(snapshot.source, snapshot.path, config, retain, deadline, roots)
         if not isinstance(result, FileResult):
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
         code = getattr(result, "error_code", None)  # not a field: replace() would drop it

@@ -17,7 +17,7 @@ from pygls.lsp.server import LanguageServer
 from devflow.lines import line_count
 from devflow.lsp import analysis, diagnostics, framing, logs, settings as settings_mod
 from devflow.lsp.gc_policy import Collector
-from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot
+from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot, uri_to_path
 from devflow.lsp.project_config import ConfigCache
 from devflow.lsp.protocol import DevflowProtocol
 from devflow.lsp.scheduler import CLOSED, Scheduler
@@ -144,9 +144,16 @@ class DevflowServer(LanguageServer):
         return texts + [nb.uri for nb in ws.notebook_documents.values()]
 
     # -- analysis -----------------------------------------------------------------------------
+    def project_roots(self) -> tuple[str, ...]:
+        """The workspace folders: imports of project files resolve there (besides the file's own folder)."""
+        try:
+            return tuple(p for p in (uri_to_path(f.uri) for f in self.workspace.folders.values()) if p)
+        except Exception:  # noqa: BLE001 - no workspace yet
+            return ()
+
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
         leftovers: list = []
-        result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers)
+        result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers, self.project_roots())
         self.gc.keep(line_count(snapshot.source), leftovers)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:

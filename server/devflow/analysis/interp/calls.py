@@ -28,10 +28,22 @@ class Calls:
         else:
             fval = self.eval(func, frame)
         args = []
+        spread = False
         for a in node.args:
-            v = self.eval(a.value if isinstance(a, ast.Starred) else a, frame)
-            args.append(v)
+            if isinstance(a, ast.Starred):  # `f(*xs)`: its items when known, else the rest is unknown
+                v = self.eval(a.value, frame)
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.elem is None \
+                        and not spread and v.obj.items:
+                    args.extend(v.obj.items)
+                else:
+                    spread = True
+                continue
+            v = self.eval(a, frame)
+            if not spread:
+                args.append(v)
         kwargs = {}
+        if spread:
+            kwargs["__opaque__"] = UNKNOWN
         for kw in node.keywords:
             v = self.eval(kw.value, frame)
             if kw.arg is None:
@@ -53,7 +65,13 @@ class Calls:
             return UNKNOWN
 
     def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
+        if recv.kind == "super":
+            return self.super_member(recv, func.attr)
         if recv.kind == "qual":
+            if self.project is not None:
+                pv = self.project_val(f"{recv.const}.{func.attr}")
+                if pv is not None:
+                    return pv
             return Val("qual", const=f"{recv.const}.{func.attr}")
         if recv.kind in ("module", "obj", "class"):
             saved = self.frame
@@ -61,6 +79,21 @@ class Calls:
             self.frame = saved
             return v
         return Val("method", const=func.attr, bound=recv)
+
+    def super_member(self, sup: Val, attr: str) -> Val:
+        """`super().attr`: the first base class (same file or project) that defines it, bound to self."""
+        for b in sup.func.base_infos:
+            found = b.method(attr)
+            if found is not None:
+                fn, owner = found
+                decos = decorators(fn)
+                if "staticmethod" in decos:
+                    return Val("func", func=FuncRef(fn, None, owner, "staticmethod"))
+                if "property" in decos:
+                    return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
+                return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
+                           bound=sup.bound)
+        return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
         attr = node.attr
@@ -80,6 +113,9 @@ class Calls:
 
     def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:
         kind = fval.kind
+        if kind == "partial":  # functools.partial(f, *pre, **kw)(*args, **more)
+            pre_args, pre_kwargs = fval.const
+            return self.call(node, fval.func, recv, pre_args + list(args), {**pre_kwargs, **kwargs}, frame)
         if kind == "qual":
             return self.call_qual(node, fval.const, args, kwargs, frame)
         if kind == "method":
@@ -132,6 +168,19 @@ class Calls:
         return UNKNOWN
 
     def call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool = False) -> Val:
+        """Run a function's body with these arguments, in the file that defines it."""
+        if self.units:
+            home = fref.owner.home if fref.owner is not None else None
+            unit = self.unit_of_index(home) if home is not None else fref.unit
+            if unit is not None and unit is not self.unit:
+                saved = self.enter(unit)
+                try:
+                    return self._call_function(fref, args, kwargs, self_val, call_node, standalone)
+                finally:
+                    self.leave(saved)
+        return self._call_function(fref, args, kwargs, self_val, call_node, standalone)
+
+    def _call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool) -> Val:
         fn = fref.node
         if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
             return UNKNOWN
@@ -150,7 +199,9 @@ class Calls:
                 return self.memo[memo_key]
         self.visited.add(id(fn))
         frame = Frame(fn, self.frame, call_node, closure=fref.closure)
+        frame.owner = fref.owner
         self._frames.append(frame)
+        spread = "__opaque__" in kwargs  # `f(*args)` of unknown length: parameters past it are unknown
         defaults = a.defaults
         n_no_default = len(params) - len(defaults)
         for i, p in enumerate(params):
@@ -160,7 +211,7 @@ class Calls:
             elif p in kwargs:
                 v = kwargs[p]
             elif i >= n_no_default:
-                v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone else UNKNOWN
+                v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone and not spread else UNKNOWN
             else:
                 v = UNKNOWN
             frame.env[p] = self._param_val(p, v, fn)
@@ -207,6 +258,8 @@ class Calls:
         init = info.method("__init__")
         if init is not None:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
+        elif "dataclass" in decorators(info.node) and not info.is_module:
+            self._dataclass_fields(info, obj, args, kwargs)
         if info.is_module and obj.moved is None:
             dev = None
             for name in obj.children:
@@ -218,12 +271,38 @@ class Calls:
                 if b is not None and b.kind == "tensor":
                     dev = join(dev, b.dev) if dev is not None else b.dev
             if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
-                                   for b in (self.index.qualify(x) for x in info.bases)):
+                                   for b in ((info.home or self.index).qualify(x) for x in info.bases)):
                 dev = self.default_dev
             obj.dev = dev
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
         return val
+
+    def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
+        """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field
+        to its argument or its default (`field(default=...)` too; a default_factory stays unknown)."""
+        fields = [st for b in reversed([info, *info.base_infos]) for st in b.node.body
+                  if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
+                  and "ClassVar" not in ast.unparse(st.annotation)]
+        saved = self.enter(self.unit_of_index(info.home) or self.unit) if self.units else None
+        try:
+            for i, st in enumerate(fields):
+                name = st.target.id
+                if i < len(args):
+                    v = args[i]
+                elif name in kwargs:
+                    v = kwargs[name]
+                elif "__opaque__" in kwargs or st.value is None:
+                    v = UNKNOWN
+                elif isinstance(st.value, ast.Call) and (FileIndex.dotted(st.value.func) or "").rsplit(".", 1)[-1] == "field":
+                    d = next((k.value for k in st.value.keywords if k.arg == "default"), None)
+                    v = self.eval(d, self.module_frame) if d is not None else UNKNOWN
+                else:
+                    v = self.eval(st.value, self.module_frame)
+                obj.attrs[name] = v
+        finally:
+            if saved is not None:
+                self.leave(saved)
 
     def builds_modules(self, fn) -> bool:
         cached = self.builds_modules_cache.get(id(fn))
@@ -240,8 +319,11 @@ class Calls:
                     found = True
                     break
                 info = self.index.classes.get(name)
-                if info is not None and info.is_module and not any(self.index.qualify(b).rsplit(".", 1)[-1] in T.DATA_PARALLEL
-                                                                   for b in info.bases):
+                if info is None and self.project is not None and name:  # a module class of another project file
+                    pv = self.project_val(q)
+                    info = pv.func if pv is not None and pv.kind == "class" and isinstance(pv.func, ClassInfo) else None
+                if info is not None and info.is_module and not any(
+                        (info.home or self.index).qualify(b).rsplit(".", 1)[-1] in T.DATA_PARALLEL for b in info.bases):
                     found = True
                     break
         self.builds_modules_cache[id(fn)] = found

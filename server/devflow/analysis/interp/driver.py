@@ -14,13 +14,15 @@ from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
+from devflow.analysis.program import LINE_BASE, unit_of_line
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
 
 
 class Driver:
     """State of one run over a file, the entry points, source text and hints."""
 
-    def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int, deadline: float | None = None):
+    def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int, project=None,
+                 deadline: float | None = None):
         self.tree = tree
         self.source = source
         # time.monotonic() past which the run stops as if its budget were spent (a caller's time
@@ -57,6 +59,7 @@ class Driver:
         self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
         self._interproc: set[int] = set()
         self._optimizers: list[Obj] = []
+        self.init_units(project)  # `project`: where imports of project files resolve (None: nowhere)
 
     def past_deadline(self) -> bool:
         """Checked where the budget is counted (every 256 statements): stops the run when past the deadline."""
@@ -157,19 +160,16 @@ class Driver:
         self._optimizers = []
         self._all_modules = []
         self.memo.clear()
+        self.units = {}
+        self._qual_vals = {}
         self._recv = {}
         self._spread = {}
 
     def scope_of(self, line: int):
         """The innermost function whose body holds `line` (None at module level)."""
-        if not hasattr(self, "_ranges"):
-            self._ranges = sorted(((f.lineno, f.end_lineno or f.lineno, f) for f in self.index.functions),
-                                  key=lambda r: (r[0], -r[1]))
-            self._scope_cache = {}
-        if line in self._scope_cache:
-            return self._scope_cache[line]
+        pf = unit_of_line(line)
         best = None
-        for start, end, fn in self._ranges:
+        for start, end, fn in self.ranges_of(pf.index if pf is not None else self.main_unit.index):
             if start > line:
                 break
             if start <= line <= end:
@@ -194,6 +194,8 @@ class Driver:
         b = cache.get(n)
         if b is None and 0 < n <= len(self.lines):
             b = cache[n] = self.lines[n - 1].encode("utf-8")
+        elif b is None and n >= LINE_BASE:
+            b = cache[n] = self.foreign_line_bytes(n)
         return b
 
     def hint(self, target: ast.AST, name: str, val: Val) -> None:
@@ -211,6 +213,8 @@ class Driver:
     def _put_hint(self, node, name: str, val: Val, dev: Dev, is_assignment: bool) -> None:
         """Raw hints, keyed by the node's ast position; the engine makes DeviceHints of those kept.
         A place seen with two different devices (two calls of one function) gets no hint."""
+        if node.lineno >= LINE_BASE:
+            return  # a place in an imported file
         key = (node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
         old = self.hints.get(key, False)
         if old is None:

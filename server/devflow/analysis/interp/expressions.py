@@ -10,6 +10,9 @@ from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
 
+_ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
+          ast.GtE: lambda a, b: a >= b}
+
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 EXPR_HANDLERS: dict = {}
 
@@ -32,7 +35,12 @@ class Expressions:
         return Val("const", const=node.value)
 
     def e_JoinedStr(self, node, frame):
-        return Val("const", const=None) if False else UNKNOWN
+        """f"cuda:{rank}": some cuda device (which one is not known); any other f-string is unknown."""
+        vals = node.values
+        if len(vals) == 2 and isinstance(vals[0], ast.Constant) and isinstance(vals[1], ast.FormattedValue) \
+                and vals[0].value in ("cuda:", "xpu:", "npu:"):
+            return Val("device", Dev(vals[0].value[:-1]), Origin(span_of(node), f"set at line {node.lineno}"))
+        return UNKNOWN
 
     def lookup(self, name: str, frame: Frame) -> Val | None:
         f = frame
@@ -50,11 +58,21 @@ class Expressions:
                 self.use_hint(node, v)
             return v
         if node.id in self.index.aliases:
-            return Val("qual", const=self.index.aliases[node.id])
+            q = self.index.aliases[node.id]
+            if self.project is not None:
+                pv = self.project_val(q)
+                if pv is not None:
+                    return pv
+            return Val("qual", const=q)
         if node.id in self.index.classes:
             return Val("class", func=self.index.classes[node.id])
         if node.id == "__name__":
-            return Val("const", const="__main__")
+            return Val("const", const=self.unit.name)
+        if self.index.star_imports and self.project is not None:
+            for mod in self.index.star_imports:  # `from models import *` of a project file
+                pv = self.project_val(f"{mod}.{node.id}")
+                if pv is not None and pv.kind != "unknown":
+                    return pv
         if node.id in ("True", "False", "None"):
             return Val("const", const={"True": True, "False": False, "None": None}[node.id])
         if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",
@@ -71,6 +89,10 @@ class Expressions:
         base = self.eval(node.value, frame)
         attr = node.attr
         if base.kind == "qual":
+            if self.project is not None:
+                pv = self.project_val(f"{base.const}.{attr}")
+                if pv is not None:
+                    return pv
             return Val("qual", const=f"{base.const}.{attr}")
         if base.kind == "tensor":
             if attr == "device":
@@ -218,7 +240,19 @@ class Expressions:
 
     def e_BoolOp(self, node, frame):
         vals = [self.eval(v, frame) for v in node.values]
-        return vals[-1] if all(v.kind == "tensor" for v in vals) else UNKNOWN
+        if all(v.kind == "tensor" for v in vals):
+            return vals[-1]
+        if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
+            for v in vals:
+                if v.kind == "const":
+                    try:
+                        if bool(v.const):
+                            return v
+                    except Exception:  # noqa: BLE001
+                        return UNKNOWN
+                    continue
+                return v if v.kind in ("device", "module") else UNKNOWN
+        return UNKNOWN
 
     def e_UnaryOp(self, node, frame):
         v = self.eval(node.operand, frame)
@@ -297,6 +331,9 @@ class Expressions:
             except Exception:  # noqa: BLE001
                 return None
             return res if isinstance(op, ast.Eq) else not res
+        if a.kind == b.kind == "const" and type(op) in _ORDER and all(
+                isinstance(v.const, (int, float)) and not isinstance(v.const, bool) for v in (a, b)):
+            return _ORDER[type(op)](a.const, b.const)
         return None
 
     def truth(self, node, frame) -> bool | None:

@@ -10,7 +10,9 @@ from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.model import Span
 
-MAX_DEPTH = 7
+# Calls are followed to any depth (memoised per abstract arguments, recursion cut by the active set);
+# this bound only keeps the Python stack safe on pathological call chains.
+MAX_DEPTH = 64
 
 DEVICE_WORDS = ("device", "dev")
 
@@ -22,9 +24,10 @@ def span_of(node: ast.AST) -> Span:
 
 
 class FuncRef:
-    __slots__ = ("node", "closure", "owner", "kind")
+    __slots__ = ("node", "closure", "owner", "kind", "unit")
 
-    def __init__(self, node, closure, owner: ClassInfo | None = None, kind: str = "function"):
+    def __init__(self, node, closure, owner: ClassInfo | None = None, kind: str = "function", unit=None):
+        self.unit = unit  # the file a plain function was defined in (a method's is its owner's home)
         self.node = node
         self.closure = closure  # defining Frame (for nested functions) or None
         self.owner = owner
@@ -33,7 +36,7 @@ class FuncRef:
 
 class Frame:
     __slots__ = ("node", "env", "parent", "call_node", "returns", "closure", "assigned", "params", "pending_names",
-                 "stmt_stack")
+                 "stmt_stack", "owner", "global_names")
 
     def __init__(self, node, parent, call_node, closure=None):
         self.node = node
@@ -46,6 +49,8 @@ class Frame:
         self.params: set[str] = set()
         self.pending_names: dict[str, Finding] = {}
         self.stmt_stack: list[ast.stmt] = []
+        self.owner: ClassInfo | None = None  # the class whose method runs here (for `super()`)
+        self.global_names: set[str] | None = None  # `global x`: x is assigned in the module frame
 
 
 DECO_CACHE: dict[int, tuple] = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
@@ -24,6 +25,10 @@ class Library:
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
+            return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
+        if q == "argparse.ArgumentParser":
+            return Val("obj", obj=Obj("argparser", qual=q))
         if q.startswith("peft.") and last in _PEFT_WRAPPERS and args and args[0].kind == "module":
             # PEFT wraps the model it is given (same parameters, same placement)
             return args[0]
@@ -97,7 +102,7 @@ class Library:
                 return UNKNOWN
             return self.iter_elem(a, None, frame)
         if name == "super":
-            return UNKNOWN
+            return self.super_of(frame, args)
         if name == "dict":
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
@@ -113,6 +118,19 @@ class Library:
             return el if el.kind == "tensor" else UNKNOWN
         return UNKNOWN
 
+    def super_of(self, frame, args) -> Val:
+        """`super()` in a method (or `super(Cls, self)`): the instance, seen from the class's bases."""
+        owner, inst = frame.owner, None
+        if len(args) == 2 and args[0].kind == "class" and hasattr(args[0].func, "base_infos"):
+            owner, inst = args[0].func, args[1]
+        elif owner is not None:
+            a = frame.node.args
+            first = (a.posonlyargs + a.args)[:1]
+            inst = frame.env.get(first[0].arg) if first else None
+        if owner is None or inst is None or not owner.base_infos:
+            return UNKNOWN
+        return Val("super", func=owner, bound=inst)
+
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
         rest = q[6:]
         last = rest.rsplit(".", 1)[-1]
@@ -122,7 +140,7 @@ class Library:
         if "__opaque__" in kwargs and "device" not in kwargs:
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
-            d = kwargs.get("device")
+            d = _device_kwarg(kwargs)
             if d is not None:
                 dev = self._as_device(d)
                 if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
@@ -147,7 +165,7 @@ class Library:
             org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
             return Val("tensor", CPU, org, scalar=scalar)
         if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
-            d = kwargs.get("device")
+            d = _device_kwarg(kwargs)
             if d is not None:
                 return Val("tensor", self._as_device(d), Origin(span_of(node), f"created at line {node.lineno}"))
             return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar) if args and args[0].kind == "tensor" else UNKNOWN
@@ -268,6 +286,8 @@ class Library:
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":
+            if last == "DistributedDataParallel":
+                self.check_ddp_placement(node, args[0], kwargs)
             return args[0]
         if last in T.DATA_PARALLEL:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
@@ -289,7 +309,7 @@ class Library:
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno}")
             return Val("module", obj=obj)
-        d = kwargs.get("device")
+        d = _device_kwarg(kwargs)
         if last in T.WEIGHTED_LOSSES:
             w = next((kwargs[k] for k in T.LOSS_WEIGHT_KWARGS if k in kwargs and kwargs[k].kind == "tensor"), None)
             if w is not None:
@@ -306,6 +326,27 @@ class Library:
         else:
             obj.dev = self.default_dev
         return Val("module", obj=obj)
+
+    def check_ddp_placement(self, node, mod: Val, kwargs) -> None:
+        """`DistributedDataParallel(model, device_ids=[rank])` needs the model on that GPU already:
+        with the model still on cpu it raises at construction (device_ids only work for GPU modules)."""
+        obj = mod.obj
+        ids = kwargs.get("device_ids")
+        if obj is None or ids is None or ids.kind != "obj" or ids.obj is None or ids.obj.kind not in ("list", "tuple") \
+                or not ids.obj.items or getattr(obj, "standalone", False) or obj.dispatched or obj.moved is not None:
+            return
+        if any(v.kind == "const" and v.const is None for v in ids.obj.items):
+            return
+        if obj.dev is None or not obj.dev.is_cpu or self.default_dev is not CPU:
+            return
+        key = ("module", obj.origin.span if obj.origin else span_of(node))
+        self.mix_origins.add(key)  # the later calls of the model would only repeat it
+        ids_text = self.text(next(k.value for k in node.keywords if k.arg == "device_ids"))
+        reason = obj.origin.reason if obj.origin else "created on cpu"
+        self.add(Finding("DEV106", span_of(node),
+                         f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on cpu ({reason}); "
+                         f"DistributedDataParallel needs the model on that GPU first: move it before wrapping",
+                         [(obj.origin.span, reason)] if obj.origin else [], None))
 
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
@@ -370,3 +411,9 @@ def _is_bnb_call(q, interp) -> bool:
     return name.endswith("BitsAndBytesConfig") and any(
         k.arg in ("load_in_4bit", "load_in_8bit") and isinstance(k.value, ast.Constant) and k.value.value is True
         for k in q.keywords)
+
+
+def _device_kwarg(kwargs) -> Val | None:
+    """The `device=` argument; `device=None` (a helper's default passed on) means the default device."""
+    d = kwargs.get("device")
+    return None if d is not None and d.kind == "const" and d.const is None else d

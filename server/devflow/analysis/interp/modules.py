@@ -20,6 +20,8 @@ class Modules:
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
                     self._spread.get(id(node), [])
+        if obj is not None and obj.cls is None:
+            arg_pairs += self._nested_tensors(args, node.args)  # `self.lstm(x, (h0, c0))`: every tensor goes in
         if isinstance(node.func, ast.Call):
             if obj is not None and obj.dev is not None and any(
                     v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
@@ -44,6 +46,19 @@ class Modules:
                 return UNKNOWN
             return self.result_of(tensors)
         return UNKNOWN
+
+    def _nested_tensors(self, args, nodes, depth: int = 0) -> list:
+        """Tensors inside tuple / list arguments (to two levels), with their source text."""
+        out = []
+        for v, a in zip(args, nodes):
+            if v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.obj.items:
+                elts = a.elts if isinstance(a, (ast.Tuple, ast.List)) and len(a.elts) == len(v.obj.items) else [a] * len(v.obj.items)
+                for it, e in zip(v.obj.items, elts):
+                    if it.kind == "tensor":
+                        out.append((it, self.text(e)))
+                if depth < 1:
+                    out += self._nested_tensors(v.obj.items, elts, depth + 1)
+        return out
 
     def move_module(self, node, mod: Val, dev: Dev, frame, recv_text: str, move_text: str) -> None:
         obj = mod.obj
@@ -222,6 +237,8 @@ class Modules:
                     obj.loaded_at = Origin(span_of(node), f"`{self.text(node.func)}()` at line {node.lineno}")
                     obj.load_frame = frame  # type: ignore[attr-defined]
             return UNKNOWN
+        if obj.kind == "argparser":
+            return self.argparser_method(node, obj, name, args, kwargs)
         if obj.kind == "tokenizer":
             if name in ("encode", "__call__", "apply_chat_template", "batch_encode_plus", "encode_plus"):
                 rt = kwargs.get("return_tensors")
@@ -232,6 +249,35 @@ class Modules:
                     return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"),
                                batch=ENCODING if encoding else "")
             return UNKNOWN
+        return UNKNOWN
+
+    def argparser_method(self, node, parser: Obj, name: str, args, kwargs) -> Val:
+        """argparse: `--device` (or any option whose default names a device) becomes the symbolic
+        device `args.device`: whatever the command line says, the code means it as the accelerator."""
+        if name == "add_argument":
+            flags = [a.const for a in args if a.kind == "const" and isinstance(a.const, str)]
+            dest = kwargs.get("dest")
+            dest_name = dest.const if dest is not None and dest.kind == "const" and isinstance(dest.const, str) else None
+            if dest_name is None and flags:
+                longs = [f for f in flags if f.startswith("--")] or flags
+                dest_name = longs[0].lstrip("-").replace("-", "_")
+            if dest_name:
+                parser.attrs[dest_name] = kwargs.get("default", Val("const", const=None))
+            return UNKNOWN
+        if name in ("add_argument_group", "add_mutually_exclusive_group"):
+            return Val("obj", obj=parser)
+        if name in ("parse_args", "parse_known_args"):
+            ns = Obj("namespace", qual="argparse.Namespace")
+            for dest_name, default in parser.attrs.items():
+                wants_device = "device" in dest_name.lower() or (
+                    default.kind == "const" and isinstance(default.const, str) and concrete(default.const) is not None
+                    and not default.const.startswith("cpu"))
+                if wants_device and default.kind in ("const", "device"):
+                    ns.attrs[dest_name] = Val("device", Dev("sym", key=("argparse", id(parser), dest_name),
+                                                            text=f"args.{dest_name}", accel=True),
+                                              Origin(span_of(node), f"from the command line (`--{dest_name}`)"))
+            v = Val("obj", obj=ns)
+            return Val("obj", obj=Obj("tuple", items=[v, UNKNOWN])) if name == "parse_known_args" else v
         return UNKNOWN
 
     def elem_of_dict(self, obj: Obj) -> Val:

@@ -10,6 +10,9 @@ from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import Dev, definitely_differ
 from devflow.analysis.values import Obj, Origin, Val
+from dataclasses import replace
+
+from devflow.analysis.program import LINE_BASE
 from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODULE_SIDE
 
 
@@ -17,6 +20,12 @@ class Reporting:
     """Turns proven device mixes into findings with fix plans."""
 
     def add(self, f: Finding) -> Finding:
+        if f.span.line >= LINE_BASE:
+            self.exported.append((replace(f, related=list(f.related)), f))  # for the file it lies in
+            if not self.anchor_foreign(f):
+                return f  # inside an imported file, reached from no place of the checked file
+        else:
+            self.localize_finding(f)
         key = (f.code, f.span)
         if key not in self.findings:
             self.findings[key] = f

@@ -191,6 +191,11 @@ class Statements:
 
     s_TryStar = s_Try
 
+    def s_Global(self, st, frame):
+        if frame is not self.module_frame:
+            frame.global_names = (frame.global_names or set()) | set(st.names)
+        return False
+
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
         frame.returns = val if frame.returns is None else self.join(frame.returns, val)
@@ -207,7 +212,8 @@ class Statements:
     def s_FunctionDef(self, st, frame):
         owner = None
         kind = "function"
-        frame.env[st.name] = Val("func", func=FuncRef(st, frame if frame is not self.module_frame else None, owner, kind))
+        frame.env[st.name] = Val("func", func=FuncRef(st, frame if frame is not self.module_frame else None, owner, kind,
+                                                      self.unit))
         frame.assigned.setdefault(st.name, st.lineno)
         return False
 
@@ -245,7 +251,13 @@ class Statements:
             if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
                 text = self.sym_names.setdefault(val.dev.key, name)
                 val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
-            frame.env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
+            env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            if val.kind == "obj" and val.obj is not None and val.obj.kind == "namespace" and not val.obj.role:
+                val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
+                for k, a in val.obj.attrs.items():
+                    if a.kind == "device" and a.dev is not None and a.dev.kind == "sym":
+                        val.obj.attrs[k] = Val("device", Dev("sym", key=a.dev.key, text=f"{name}.{k}", accel=a.dev.accel), a.origin)
             if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
                     and isinstance(st, ast.Assign):
                 val.obj.assign_stmt = span_of(st)  # type: ignore[attr-defined]

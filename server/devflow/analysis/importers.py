@@ -1,0 +1,188 @@
+"""Findings a file gets from the project files that import it.
+
+`models.py` alone cannot tell that `train.py` moves the model and then calls `reset_head()`, or
+feeds `Net.forward` a cuda batch: that is known only when `train.py` runs. So a checked file also
+gets the findings that lie inside it from runs of its importers (the Python files next to it and
+at the project's roots that import it), each run once per content and cached. Lines of the importer
+are named `train.py:N` in messages; a fix is kept only when all its edits lie in the checked file.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import sys
+from dataclasses import replace
+
+from devflow.analysis.findings import Finding
+from devflow.analysis.index import FileIndex
+from devflow.analysis.program import LINE_BASE, Project, file_number, is_installed, local_line, package_of, unit_of_line
+
+MAX_IMPORTERS = 40
+MAX_IMPORTER_BYTES = 1_000_000
+_RUNS: dict[str, tuple[tuple, dict]] = {}  # importer path -> (stat key, {file k: [Finding]})
+_LINE = re.compile(r"\bline (\d+)\b")
+
+
+def importers_of(path: str, project: Project) -> list[str]:
+    """Scripts at the project's roots (not recursive) whose text imports `path`'s module: files that
+    run something (a `__main__` guard or top-level calls / loops), not other library modules."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    me = os.path.abspath(path)
+    out: list[str] = []
+    for root in project.roots:
+        for cand, words in _scripts_in(root):
+            if cand != me and stem in words and cand not in out:
+                out.append(cand)
+                if len(out) >= MAX_IMPORTERS:
+                    return out
+    return out
+
+
+_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words)])
+_RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
+_IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
+
+
+def _scripts_in(root: str) -> list:
+    try:
+        st = os.stat(root)
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    stats = []
+    for n in names:
+        if n.endswith(".py"):
+            try:
+                s = os.stat(os.path.join(root, n))
+                stats.append((n, s.st_size, s.st_mtime_ns))
+            except OSError:
+                pass
+    key = (st.st_mtime_ns, tuple(stats))
+    hit = _SCRIPTS.get(root)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    found = []
+    for n, size, _ in stats:
+        cand = os.path.join(root, n)
+        if size > MAX_IMPORTER_BYTES or is_installed(cand):
+            continue
+        try:
+            with open(cand, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        if not _RUNS_CODE.search(text):
+            continue
+        words: set[str] = set()
+        for m in _IMPORT_LINE.finditer(text):
+            for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
+                words.update(re.findall(r"\w+", part))
+        found.append((cand, words))
+    if len(_SCRIPTS) > 1000:
+        _SCRIPTS.clear()
+    _SCRIPTS[root] = (key, found)
+    return found
+
+
+def findings_from_importers(path: str | None, source: str, project: Project | None) -> list[Finding]:
+    """Findings inside `path` (whose text on disk is `source`) made by runs of its importers."""
+    if not path or project is None or not os.path.isfile(path):
+        return []
+    importers = importers_of(path, project)
+    if not importers:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            on_disk = fh.read().lstrip("\ufeff")
+    except (OSError, UnicodeDecodeError):
+        return []
+    if on_disk != source:
+        return []  # unsaved edits: the importers' runs would see other lines
+    k = file_number(path)
+    out: list[Finding] = []
+    for imp in importers:
+        out.extend(_exports(imp).get(k, []))
+    return out
+
+
+def _exports(importer: str) -> dict[int, list[Finding]]:
+    try:
+        st = os.stat(importer)
+    except OSError:
+        return {}
+    key = (st.st_size, st.st_mtime_ns)
+    hit = _RUNS.get(importer)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    result = _run(importer)
+    if len(_RUNS) > 200:
+        _RUNS.clear()
+    _RUNS[importer] = (key, result)
+    return result
+
+
+def _run(importer: str) -> dict[int, list[Finding]]:
+    from devflow.analysis.interp import Interpreter  # the interpreter imports this package's siblings
+    from devflow.engine import BUDGET_PER_LINE
+
+    try:
+        with open(importer, encoding="utf-8") as fh:
+            source = fh.read().lstrip("\ufeff")
+        tree = ast.parse(source)
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    if "import" not in source:
+        return {}
+    project = Project.for_file(importer)
+    index = FileIndex(tree, package=package_of(importer)[0])
+    interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * (source.count("\n") + 1) + 5000, project=project)
+    old = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(max(old, 6000))
+        interp.run()
+    except Exception:  # noqa: BLE001 - an importer that cannot be run gives nothing
+        return {}
+    finally:
+        sys.setrecursionlimit(old)
+    name = os.path.basename(importer)
+    out: dict[int, list[Finding]] = {}
+    seen: set = set()
+    for made, kept in interp.exported:
+        if kept.cancelled or made.cancelled:
+            continue
+        k = made.span.line // LINE_BASE
+        key = (made.code, made.span)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.setdefault(k, []).append(_localize(made, k, name))
+    interp.release()
+    return out
+
+
+def _localize(f: Finding, k: int, importer: str) -> Finding:
+    def line_text(m: re.Match) -> str:
+        n = int(m.group(1))
+        if n < LINE_BASE:
+            return f"{importer}:{n}"
+        if n // LINE_BASE == k:
+            return f"line {local_line(n)}"
+        pf = unit_of_line(n)
+        return f"{os.path.basename(pf.path)}:{local_line(n)}" if pf is not None else m.group(0)
+
+    def span(s):
+        return replace(s, line=local_line(s.line), end_line=local_line(s.end_line))
+
+    def mine(s) -> bool:
+        return s.line // LINE_BASE == k and s.end_line // LINE_BASE == k
+
+    related = [(span(s), _LINE.sub(line_text, m)) for s, m in f.related if mine(s)]
+    fix = None
+    if f.fix is not None and mine(f.fix.span) and (f.fix.anchor is None or mine(f.fix.anchor)):
+        fix = replace(f.fix, span=span(f.fix.span), anchor=span(f.fix.anchor) if f.fix.anchor else None)
+    message = _LINE.sub(line_text, f.message) + f" (when `{importer}` runs)"
+    return Finding(f.code, span(f.span), message, related, fix)
