@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from devflow.analysis.index import FileIndex
 from devflow.analysis.walk import walk
+from devflow.lines import split_lines
 
 LINE_BASE = 10_000_000
 MAX_FILE_BYTES = 2_000_000  # a generated or vendored giant is not worth following
@@ -192,6 +193,6 @@ def _parse(path: str, module: str, size: int) -> ProjectFile | None:
     if os.path.basename(path) == "__init__.py":
         package = module
     index = FileIndex(tree, package=package or None)
-    pf = ProjectFile(path, module, source, tree, index, base, source.splitlines())
+    pf = ProjectFile(path, module, source, tree, index, base, split_lines(source))
     _BY_BASE[k] = pf
     return pf

@@ -113,7 +113,7 @@ def test_fix_rounds_recheck_and_stop(monkeypatch):
     """Each round re-checks; a finding that survives its own fix is not fixed again."""
     calls = []
 
-    def analyze(source, path=None):
+    def analyze(source, path=None, *_, **__):
         calls.append(source)
         if "b = 2" in source and "c = 3" not in source:
             return FileResult(path, [_diag("DEV102", 2, 4, 5, "3")])  # appears after the first fix
@@ -127,7 +127,7 @@ def test_fix_rounds_recheck_and_stop(monkeypatch):
 
 
 def test_check_source_never_raises(monkeypatch):
-    def boom(source, path=None):
+    def boom(source, path=None, *_, **__):
         raise RuntimeError("kaboom")
 
     monkeypatch.setattr(engine, "analyze", boom)
@@ -148,7 +148,7 @@ def test_check_path_reads_notebooks_and_python(tmp_path):
 
 
 def test_summary_mentions_hidden_unsafe_fixes(devflow, tmp_path, monkeypatch):
-    def analyze(source, path=None):  # each fix resolves its own finding
+    def analyze(source, path=None, *_, **__):  # each fix resolves its own finding
         return FileResult(path, [d for d in (_diag("DEV201", 1, 4, 5, "2", "unsafe"), _diag("DEV202", 1, 0, 1, "y", "unsafe"))
                                  if source[d.span.col:d.span.end_col] != d.fix.edits[0].new_text])
 

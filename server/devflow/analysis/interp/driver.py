@@ -174,7 +174,6 @@ class Driver:
                 break
             if start <= line <= end:
                 best = fn
-        self._scope_cache[line] = best
         return best
 
     def text(self, node: ast.AST) -> str:
