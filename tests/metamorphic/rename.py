@@ -53,10 +53,11 @@ class _Collector(ast.NodeVisitor):
             self.imported.add(a.asname or a.name)
 
     def _def(self, node):
-        self.names.add(node.name)
         self.callables.add(node.name)
-        if self.class_stack and any(node in c.body for c in self.class_stack[-1:]):
-            self.attrs.add(node.name)
+        if self.class_stack and any(node is s for s in self.class_stack[-1].body):
+            self.attrs.add(node.name)  # a method: renamed as an attribute (protocol names are kept)
+        else:
+            self.names.add(node.name)
 
     def visit_FunctionDef(self, node):
         self._def(node)
@@ -129,7 +130,8 @@ class _Renamer(ast.NodeTransformer):
         return node
 
     def _def(self, node):
-        if node.name in self.names:
+        in_class = self.class_stack and any(node is s for s in self.class_stack[-1].body)
+        if node.name in (self.attrs if in_class else self.names):
             node.name = self.m[node.name]
 
     def visit_FunctionDef(self, node):

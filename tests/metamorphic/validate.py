@@ -58,6 +58,7 @@ def _run(shared: Path, case: dict, files: dict[str, str], entry: str, extras: se
 
 
 def run(shared: Path, n: int, kinds: list[str] | None = None, cases: list[str] | None = None) -> list[dict]:
+    shared = shared.resolve()
     kinds = kinds or [k for k in REWRITES if k != "identity"]
     rows = []
     picked = [d for d in case_dirs(shared) if json.loads((d / "case.json").read_text()).get("runnable_offline")
@@ -74,6 +75,8 @@ def run(shared: Path, n: int, kinds: list[str] | None = None, cases: list[str] |
                 got = _run(shared, case, v.rendered.files, proj.entry, set(proj.extras))
                 same = (got["status"] == "ok") == (base["status"] == "ok") and got["device_error"] == base["device_error"]
                 rows.append({"case": d.name, "role": role, "kind": kind, "same": same, "base": base, "got": got})
+                print(f"  {'same' if same else 'DIFFERS'}: {d.name} {role} {kind}: {base['status']}/{base['device_error']}"
+                      f" -> {got['status']}/{got['device_error']} {got['message'][:100] if not same else ''}", flush=True)
     return rows
 
 
