@@ -376,8 +376,9 @@ def non_tensor_functions(funcs) -> list[str]:
             if n.startswith("_") or not inspect.isfunction(f) or n in funcs:
                 continue
             ret = inspect.signature(f).return_annotation
-            text = ret if isinstance(ret, str) else getattr(ret, "__name__", repr(ret))
-            if ret is not inspect.Signature.empty and "Tensor" not in str(text):
+            text = ret if isinstance(ret, str) else repr(ret)  # tuple[torch.Tensor, ...] keeps its args
+            predicate = str(text).split("[")[0].rsplit(".", 1)[-1] in ("TypeIs", "TypeGuard")  # -> bool
+            if ret is not inspect.Signature.empty and ("Tensor" not in str(text) or predicate):
                 out.add(n)
     return sorted(out)
 
