@@ -29,7 +29,7 @@ def _candidates(scope: ast.AST) -> list[ast.Assign]:
     stores: dict[str, int] = {}
     found = []
     for s in body:
-        for n in [s, *walk_scope(s)]:
+        for n in [s] if isinstance(s, SCOPES) else [s, *walk_scope(s)]:
             if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
                 stores[n.id] = stores.get(n.id, 0) + 1
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \

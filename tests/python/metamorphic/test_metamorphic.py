@@ -25,12 +25,12 @@ RECALL_TARGET = 0.90
 AGREEMENT_TARGET = 0.95
 FIXED_DIAGNOSTICS_MAX = 0
 # False until engine v2 lands: the targets are then reported as expected failures with the
-# measured figures. Baseline on main e1c3ca0: recall 62.5%, agreement 88.0%, 2 diagnostics on fixed.
+# measured figures. Baseline on main e1c3ca0: recall 62.1%, agreement 88.0%, 2 diagnostics on fixed.
 GATE = os.environ.get("DEVFLOW_METAMORPHIC_GATE") == "1"
 # Every rewrite must apply to at least this many of the 52 cases (a rewriter that silently stops
 # applying would make the targets meaningless).
 MIN_APPLIED = {"identity": 52, "rename": 52, "split_module": 35, "wrap_main": 40, "helper_1": 50, "helper_2": 50,
-               "device_args": 30, "device_config": 30, "trainer": 25}
+               "device_args": 32, "device_config": 32, "trainer": 25}
 
 gated = pytest.mark.xfail(not GATE, strict=False,
                           reason="engine v2 (issue 10) not merged: target not met yet; figures printed above")
