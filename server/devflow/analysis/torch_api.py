@@ -1,70 +1,84 @@
-"""Static facts about the torch API (the engine never imports torch).
+"""Static facts about torch and the libraries around it, as the engine reads them.
 
-FACTORIES is copied from torch 2.13's own list of device-constructor functions
-(`torch/utils/_device.py::_device_constructors`): the functions that honour `device=` and the
-default device.
+The facts are data generated from the real packages by `make knowledge`
+(tools/knowledge/generate.py -> devflow/knowledge/torch.json, libraries.json; the pinned versions
+are in each file's `_header`). This module only loads them and names the tables; the engine never
+imports torch.
 """
 
 from __future__ import annotations
 
-FACTORIES = frozenset({
-    "empty", "empty_permuted", "empty_strided", "empty_quantized", "ones", "arange", "bartlett_window",
-    "blackman_window", "eye", "fft.fftfreq", "fft.rfftfreq", "full", "hamming_window", "hann_window",
-    "kaiser_window", "linspace", "logspace", "nested.nested_tensor", "rand", "randn", "randint", "randperm",
-    "range", "sparse_coo_tensor", "sparse_compressed_tensor", "sparse_csr_tensor", "sparse_csc_tensor",
-    "sparse_bsr_tensor", "sparse_bsc_tensor", "tril_indices", "triu_indices", "zeros", "asarray",
-    "tensor", "as_tensor", "scalar_tensor",
-})
-# Factories whose result may be 0-dim (and so mixes freely with any device).
-MAYBE_SCALAR_FACTORIES = frozenset({"tensor", "as_tensor", "asarray", "scalar_tensor"})
-# *_like: same device as the argument unless device= is given.
-LIKE_FACTORIES = frozenset({"zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like"})
-# Legacy typed constructors: always cpu (torch.cuda.* ones are cuda).
-LEGACY_CPU_TYPES = frozenset({
-    "Tensor", "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor",
-    "ShortTensor", "IntTensor", "LongTensor", "BoolTensor",
-})
-CPU_ONLY_FUNCS = frozenset({"from_numpy", "frombuffer"})
-# torch.* functions whose tensor arguments must share a device; the result is on that device.
-# Any other torch.* call on tensors also keeps the device; these are the ones we check.
-SEQUENCE_OPS = frozenset({"cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack",
-                           "block_diag", "cartesian_prod", "meshgrid", "broadcast_tensors", "einsum"})
-# Functions that accept tensors on different devices (or move them) and must never be checked.
-MIXING_OK = frozenset({"save", "load", "is_tensor", "numel", "manual_seed", "set_grad_enabled", "no_grad",
-                       "device", "dtype", "equal", "allclose", "isclose", "testing", "utils", "cuda", "jit",
-                       "compile", "distributed", "autograd", "set_default_device", "set_default_tensor_type",
-                       "get_default_device", "empty_cache", "Generator", "Size", "finfo", "iinfo", "is_grad_enabled",
-                       "pack_padded_sequence"})
-# Tensor methods that do not return a tensor on the receiver's device.
-NON_TENSOR_METHODS = frozenset({"item", "tolist", "numpy", "size", "dim", "numel", "nelement", "stride",
-                                "data_ptr", "element_size", "is_contiguous", "get_device", "__len__",
-                                "type_as", "storage", "untyped_storage", "nonzero_static", "backward", "register_hook"})
-# Tensor methods returning a tensor on the receiver's device (a broad, safe default for the rest too).
-IN_PLACE_FILL = frozenset({"normal_", "uniform_", "fill_", "zero_", "random_", "bernoulli_", "exponential_",
-                           "geometric_", "log_normal_", "cauchy_", "clamp_", "copy_"})
+import json
+from importlib import resources
 
-# torch.nn modules without parameters or buffers: creating one in forward() is harmless.
-PARAM_FREE_MODULES = frozenset({
-    "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Softmax",
-    "LogSoftmax", "Softmin", "Softplus", "Softsign", "Hardtanh", "Hardswish", "Hardsigmoid", "Tanhshrink",
-    "Softshrink", "Hardshrink", "Threshold", "LogSigmoid", "GLU", "Identity", "Flatten", "Unflatten", "Dropout",
-    "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout", "MaxPool1d", "MaxPool2d",
-    "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-    "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d",
-    "FractionalMaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "Upsample", "UpsamplingNearest2d",
-    "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "ZeroPad1d", "ZeroPad2d",
-    "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
-    "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "CircularPad1d",
-    "CircularPad2d", "CircularPad3d", "Fold", "Unfold", "CosineSimilarity", "PairwiseDistance", "MSELoss",
-    "L1Loss", "SmoothL1Loss", "HuberLoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "BCELoss",
-    "KLDivLoss", "CTCLoss", "MarginRankingLoss", "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
-    "SoftMarginLoss", "MultiLabelSoftMarginLoss", "MultiLabelMarginLoss", "MultiMarginLoss", "PoissonNLLLoss",
-    "GaussianNLLLoss", "Sequential", "ModuleList", "ModuleDict",
-})
-# Losses whose constructor takes a weight tensor that becomes a buffer.
-WEIGHTED_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "MultiLabelSoftMarginLoss",
-                             "MultiMarginLoss", "NLLLoss2d"})
-LOSS_WEIGHT_KWARGS = frozenset({"weight", "pos_weight"})
-OPTIMIZERS = frozenset({"SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
-                        "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon"})
-DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})
+
+def _load(name: str) -> dict:
+    return json.loads(resources.files("devflow.knowledge").joinpath(name).read_text(encoding="utf-8"))
+
+
+_TORCH = _load("torch.json")
+_LIBS = _load("libraries.json")
+VERSIONS = {**_TORCH["_header"]["versions"], **_LIBS["_header"]["versions"]}
+
+# torch's own device constructors (torch.utils._device): they honour device= and the default device.
+FACTORIES = frozenset(_TORCH["factories"])
+# Factories that, given one Python number, build a 0-dim tensor (which mixes freely with any device).
+MAYBE_SCALAR_FACTORIES = frozenset(_TORCH["maybe_scalar_factories"])
+# torch.* functions with a device= parameter (factories, *_like, normal, from_file, ...).
+ACCEPTS_DEVICE = frozenset(_TORCH["accepts_device"])
+# *_like: same device as the argument unless device= is given.
+LIKE_FACTORIES = frozenset(_TORCH["like_factories"])
+# Legacy typed constructors: always cpu (torch.cuda.* ones are cuda).
+LEGACY_CPU_TYPES = frozenset(_TORCH["legacy_cpu_types"])
+# Functions that build a cpu tensor whatever the default device (probed under a meta default).
+CPU_ONLY_FUNCS = frozenset(_TORCH["cpu_result_functions"])
+# Loaders that restore tensors onto the device they were saved from unless map_location is given.
+MAP_LOCATION_LOADERS = _TORCH["map_location_loaders"]
+# torch.* functions combining a list of tensors into one tensor: the tensors must share a device.
+SEQUENCE_OPS = frozenset(_TORCH["sequence_ops"])
+# torch.* names that are not ops on tensors (classes, submodules, non-tensor results): never checked.
+MIXING_OK = frozenset(_TORCH["non_tensor_functions"])
+# Tensor methods that do not return a tensor on the receiver's device.
+NON_TENSOR_METHODS = frozenset(_TORCH["non_tensor_methods"])
+# Tensor methods whose result is on another device (they take device=, or are .cpu() / .type()).
+DEVICE_MOVING_METHODS = frozenset(_TORCH["device_moving_methods"])
+# Tensor methods returning a tensor on the receiver's device.
+SAME_DEVICE_METHODS = frozenset(_TORCH["same_device_methods"])
+# In-place Tensor methods that take no other tensor (the receiver keeps its device).
+IN_PLACE_FILL = frozenset(_TORCH["in_place_fill_methods"])
+
+# torch.nn module classes: which have parameters or buffers (built on the meta device), which have
+# none, and containers (empty, they own what they are given).
+MODULES_WITH_STATE = {k: v for k, v in _TORCH["modules_with_state"].items()}
+CONTAINER_MODULES = frozenset(_TORCH["container_modules"])
+# Creating one of these in forward() is harmless: no parameters or buffers (containers when empty).
+PARAM_FREE_MODULES = frozenset(_TORCH["param_free_modules"]) | CONTAINER_MODULES
+# Losses whose constructor takes a weight tensor that becomes a buffer, and those keywords.
+WEIGHTED_LOSSES = frozenset(_TORCH["weighted_losses"])
+LOSS_WEIGHT_KWARGS = frozenset(_TORCH["loss_weight_kwargs"])
+# torch.optim classes; per class, where each state entry lives after a step ("param": the
+# parameter's device, "cpu": a 0-dim cpu tensor) by default and with capturable=True.
+OPTIMIZER_STATE = _TORCH["optimizers"]
+OPTIMIZERS = frozenset(OPTIMIZER_STATE)
+# Module wrappers taking `module` and `device_ids`.
+DATA_PARALLEL = frozenset(_TORCH["data_parallel"])
+
+
+def _newest(lib: str) -> dict:
+    per = _LIBS.get(lib, {})
+    return per[_LIBS["_header"]["versions"][lib][0]] if per else {}
+
+
+# Third-party, newest pinned version: method name -> {"placement": "default"|"keeps"|"mixed", ...}
+# for methods that build new submodules on self after construction ("default": on the cpu).
+SUBMODULE_BUILDERS = {lib: _newest(lib).get("submodule_builders", {}) for lib in _LIBS if not lib.startswith("_")}
+# Loaders whose device / map_location defaults to the cpu (e.g. safetensors.torch.load_file).
+CPU_DEFAULT_LOADERS = {q: v for lib in SUBMODULE_BUILDERS for q, v in _newest(lib).get("cpu_default_loaders", {}).items()}
+# Functions / methods that dispatch a model with device_map (accelerate, transformers, diffusers, peft).
+DEVICE_MAP_LOADERS = frozenset(q for lib in SUBMODULE_BUILDERS for q in _newest(lib).get("device_map_loaders", []))
+DEVICE_MAP_METHODS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_MAP_LOADERS)
+
+
+def library_versions(lib: str) -> dict:
+    """Every pinned version's tables of a third-party library (e.g. timm's head builders per version)."""
+    return dict(_LIBS.get(lib, {}))

@@ -1,0 +1,17 @@
+# Library knowledge (server/devflow/knowledge/*.json) generated from the real packages: the installed
+# torch (TORCH_SPEC) and released wheels of timm, torchvision, transformers, peft, accelerate,
+# safetensors, diffusers (downloaded into .cache/knowledge, read by an ast scan; pins in
+# tools/knowledge/pins.py). The generated files are committed; the engine loads them.
+# Also the metamorphic measurement (tests/metamorphic): the engine on rewritten corpus cases.
+
+.PHONY: knowledge knowledge-check metamorphic
+
+knowledge: setup-test
+	$(BIN)/python tools/knowledge/generate.py
+
+# Fails when the committed tables differ from what the pinned packages give.
+knowledge-check: setup-test
+	$(BIN)/python tools/knowledge/generate.py --check
+
+metamorphic: setup-test
+	$(BIN)/python tests/metamorphic/run.py --shared $(SHARED)

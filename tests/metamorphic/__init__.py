@@ -1,0 +1,1 @@
+"""Metamorphic tests: semantics-preserving rewrites of the corpus cases (see run.py)."""

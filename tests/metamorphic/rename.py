@@ -1,0 +1,235 @@
+"""Rename every user-defined identifier: variables, parameters, functions, classes, methods,
+attributes set on `self` and class-level fields. Library names are left alone: imported names,
+builtins, dunders, `self` / `cls`, and every attribute a torch base class defines or reads
+(`forward`, `training`, `step`, `weight`, ...), so overriding and protocol methods still work.
+Keyword arguments are renamed only where the callee is a user function, class or method."""
+
+from __future__ import annotations
+
+import ast
+
+from .project import NotApplicable, Project
+from .scopes import BUILTINS, FUNCS, all_identifiers
+
+
+def _library_attrs() -> set[str]:
+    names = {"forward", "training", "step", "state", "param_groups", "defaults", "weight", "bias",
+             "device", "dtype", "shape", "data", "grad", "dataset", "batch_size"}
+    try:  # the real protocol of the base classes user code subclasses or uses
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+        for cls in (torch.nn.Module, torch.Tensor, torch.optim.Optimizer, Dataset, DataLoader,
+                    torch.optim.lr_scheduler.LRScheduler, torch.autograd.Function):
+            names.update(dir(cls))
+    except ImportError:
+        pass
+    return names
+
+
+LIBRARY_ATTRS = _library_attrs()
+KEEP = {"self", "cls", "_", "__name__", "__file__"}
+
+
+class _Collector(ast.NodeVisitor):
+    def __init__(self, project_modules: set[str]):
+        self.names: set[str] = set()  # bare names the user binds
+        self.callables: set[str] = set()  # user functions, classes, methods
+        self.attrs: set[str] = set()  # attributes the user defines
+        self.params: set[str] = set()
+        self.imported: set[str] = set()
+        self.argparse_dests: set[str] = set()
+        self.project_modules = project_modules
+        self.class_stack: list[ast.ClassDef] = []
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self.imported.add((a.asname or a.name).split(".")[0])
+
+    def visit_ImportFrom(self, node):
+        if node.module and node.module.split(".")[0] in self.project_modules and not node.level:
+            return  # names of the project's own modules are renamed with their definitions
+        for a in node.names:
+            self.imported.add(a.asname or a.name)
+
+    def _def(self, node):
+        self.callables.add(node.name)
+        if self.class_stack and any(node is s for s in self.class_stack[-1].body):
+            self.attrs.add(node.name)  # a method: renamed as an attribute (protocol names are kept)
+        else:
+            self.names.add(node.name)
+
+    def visit_FunctionDef(self, node):
+        self._def(node)
+        a = node.args
+        for arg in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg]:
+            if arg is not None:
+                self.names.add(arg.arg)
+                self.params.add(arg.arg)
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        for arg in node.args.args:
+            self.names.add(arg.arg)
+        self.generic_visit(node)
+
+    def visit_ClassDef(self, node):
+        self._def(node)
+        for stmt in node.body:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name):
+                        self.attrs.add(n.id)
+                        self.params.add(n.id)  # dataclass fields are constructor keywords
+        self.class_stack.append(node)
+        self.generic_visit(node)
+        self.class_stack.pop()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.names.add(node.id)
+
+    def visit_Global(self, node):
+        self.names.update(node.names)
+
+    def visit_ExceptHandler(self, node):
+        if node.name:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            self.attrs.add(node.attr)
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "add_argument":
+            for a in node.args:
+                if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-"):
+                    self.argparse_dests.add(a.value.lstrip("-").replace("-", "_"))
+            for k in node.keywords:
+                if k.arg == "dest" and isinstance(k.value, ast.Constant):
+                    self.argparse_dests.add(str(k.value.value))
+        self.generic_visit(node)
+
+
+class _Renamer(ast.NodeTransformer):
+    def __init__(self, mapping, names, attrs, callables, params, project_modules, user_classes):
+        self.m, self.names, self.attrs = mapping, names, attrs
+        self.callables, self.params = callables, params
+        self.project_modules, self.user_classes = project_modules, user_classes
+        self.class_stack: list[ast.ClassDef] = []
+
+    def visit_Name(self, node):
+        if node.id in self.names:
+            node.id = self.m[node.id]
+        return node
+
+    def _def(self, node):
+        in_class = self.class_stack and any(node is s for s in self.class_stack[-1].body)
+        if node.name in (self.attrs if in_class else self.names):
+            node.name = self.m[node.name]
+
+    def visit_FunctionDef(self, node):
+        self._def(node)
+        for arg in ast.walk(node.args):
+            if isinstance(arg, ast.arg) and arg.arg in self.names:
+                arg.arg = self.m[arg.arg]
+        self.generic_visit(node)
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        for arg in node.args.args:
+            if arg.arg in self.names:
+                arg.arg = self.m[arg.arg]
+        self.generic_visit(node)
+        return node
+
+    def visit_ClassDef(self, node):
+        self._def(node)
+        self.class_stack.append(node)
+        self.generic_visit(node)
+        self.class_stack.pop()
+        return node
+
+    def visit_Global(self, node):
+        node.names = [self.m.get(n, n) if n in self.names else n for n in node.names]
+        return node
+
+    visit_Nonlocal = visit_Global
+
+    def visit_ExceptHandler(self, node):
+        if node.name in self.names:
+            node.name = self.m[node.name]
+        self.generic_visit(node)
+        return node
+
+    def visit_Attribute(self, node):
+        v = node.value
+        if node.attr in self.attrs or (isinstance(v, ast.Name) and v.id in self.project_modules
+                                       and node.attr in self.names):
+            node.attr = self.m[node.attr]
+        self.generic_visit(node)
+        return node
+
+    def visit_ImportFrom(self, node):
+        if node.module and node.module.split(".")[0] in self.project_modules and not node.level:
+            for a in node.names:
+                if a.name in self.names:
+                    a.name = self.m[a.name]
+                if a.asname in self.names:
+                    a.asname = self.m[a.asname]
+        return node
+
+    def _user_callee(self, f) -> bool:
+        if isinstance(f, ast.Name):
+            return f.id in self.callables
+        if isinstance(f, ast.Attribute):
+            if (isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super"
+                    and self.class_stack):
+                return any(isinstance(b, ast.Name) and b.id in self.user_classes for b in self.class_stack[-1].bases)
+            return f.attr in self.callables and f.attr in self.attrs or f.attr in self.user_classes
+        return False
+
+    def visit_Call(self, node):
+        if self._user_callee(node.func):
+            for k in node.keywords:
+                if k.arg in self.params and k.arg in self.names | self.attrs:
+                    k.arg = self.m[k.arg]
+        self.generic_visit(node)
+        return node
+
+
+def rename(proj: Project) -> Project:
+    modules = {name[:-3] for name in proj.trees} | {"buggy", "fixed"}
+    extras = {name: ast.parse(text) for name, text in proj.extras.items()}  # fixtures share the names
+    trees = [*proj.trees.values(), *extras.values()]
+    col = _Collector(modules)
+    for tree in trees:
+        col.visit(tree)
+    drop = BUILTINS | KEEP | col.imported | modules
+    names = {n for n in col.names if not (n.startswith("__") and n.endswith("__"))} - drop
+    attrs = {a for a in col.attrs if not a.startswith("__")} - LIBRARY_ATTRS - col.argparse_dests - drop
+    if not names:
+        raise NotApplicable("no user-defined names")
+    taken = all_identifiers(trees)
+    mapping, i = {}, 0
+    for n in sorted(names | attrs):
+        i += 1
+        new = f"{'K' if n[:1].isupper() else 'n'}{i}_"
+        while new in taken:
+            i += 1
+            new = f"{'K' if n[:1].isupper() else 'n'}{i}_"
+        mapping[n] = new
+    user_classes = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
+    r = _Renamer(mapping, names, attrs, col.callables, col.params, modules, user_classes)
+    for tree in trees:
+        r.visit(tree)
+    proj.extras = {name: ast.unparse(tree) + "\n" for name, tree in extras.items()}
+    return proj

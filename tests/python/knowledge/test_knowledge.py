@@ -1,0 +1,87 @@
+"""The generated library knowledge (server/devflow/knowledge/*.json) loads, has the expected
+structure and the pinned versions, and says what the real packages do. Regenerate with
+`make knowledge`; `make knowledge-check` compares the committed files with a fresh generation."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from devflow.analysis import torch_api as T
+
+ROOT = Path(__file__).resolve().parents[3]
+KNOWLEDGE = ROOT / "server" / "devflow" / "knowledge"
+
+
+def _pins():
+    spec = importlib.util.spec_from_file_location("pins", ROOT / "tools" / "knowledge" / "pins.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["torch.json", "libraries.json"])
+def test_files_load_with_a_header(name):
+    data = json.loads((KNOWLEDGE / name).read_text())
+    header = data["_header"]
+    assert header["generated_by"].startswith("tools/knowledge/generate.py")
+    assert header["versions"]
+
+
+def test_versions_are_the_pinned_ones():
+    pins = _pins()
+    assert T.VERSIONS["torch"].split("+")[0] == pins.TORCH
+    for lib, versions in pins.LIBRARIES.items():
+        assert T.VERSIONS[lib] == versions, lib
+
+
+def test_public_tables_keep_their_names_and_types():
+    for name in ("FACTORIES", "MAYBE_SCALAR_FACTORIES", "LIKE_FACTORIES", "LEGACY_CPU_TYPES", "CPU_ONLY_FUNCS",
+                 "SEQUENCE_OPS", "MIXING_OK", "NON_TENSOR_METHODS", "IN_PLACE_FILL", "PARAM_FREE_MODULES",
+                 "WEIGHTED_LOSSES", "LOSS_WEIGHT_KWARGS", "OPTIMIZERS", "DATA_PARALLEL", "ACCEPTS_DEVICE",
+                 "DEVICE_MOVING_METHODS", "SAME_DEVICE_METHODS", "CONTAINER_MODULES", "DEVICE_MAP_LOADERS"):
+        table = getattr(T, name)
+        assert isinstance(table, frozenset) and table and all(isinstance(x, str) for x in table), name
+
+
+def test_torch_facts():
+    assert {"zeros", "randn", "arange", "tensor", "fft.fftfreq"} <= T.FACTORIES
+    assert T.MAYBE_SCALAR_FACTORIES == {"tensor", "as_tensor", "asarray", "scalar_tensor"}
+    assert {"zeros_like", "randint_like"} <= T.LIKE_FACTORIES and "zeros_like" in T.ACCEPTS_DEVICE
+    assert {"from_numpy", "frombuffer"} <= T.CPU_ONLY_FUNCS
+    assert T.MAP_LOCATION_LOADERS["torch.load"]["map_location_default"] is None
+    assert {"cat", "stack", "einsum"} <= T.SEQUENCE_OPS
+    assert {"item", "tolist", "size", "type_as"} <= T.NON_TENSOR_METHODS
+    assert {"to", "cuda", "cpu", "new_zeros"} <= T.DEVICE_MOVING_METHODS and "add" in T.SAME_DEVICE_METHODS
+    assert not (T.NON_TENSOR_METHODS & T.SAME_DEVICE_METHODS)
+
+
+def test_module_facts():
+    assert T.MODULES_WITH_STATE["Linear"] == {"parameters": ["weight", "bias"], "buffers": []}
+    assert "running_mean" in T.MODULES_WITH_STATE["BatchNorm2d"]["buffers"]
+    assert {"ReLU", "Dropout", "MaxPool2d", "CrossEntropyLoss", "InstanceNorm2d"} <= T.PARAM_FREE_MODULES
+    assert not (T.PARAM_FREE_MODULES & set(T.MODULES_WITH_STATE))
+    assert {"Sequential", "ModuleList", "ModuleDict"} <= T.CONTAINER_MODULES
+    assert {"DataParallel", "DistributedDataParallel"} <= T.DATA_PARALLEL and not (T.DATA_PARALLEL & T.PARAM_FREE_MODULES)
+    assert {"CrossEntropyLoss", "BCEWithLogitsLoss"} <= T.WEIGHTED_LOSSES
+    assert T.LOSS_WEIGHT_KWARGS == {"weight", "pos_weight"}
+
+
+def test_optimizer_state_placement():
+    adam = T.OPTIMIZER_STATE["Adam"]
+    assert adam["flags"]["capturable"] is False
+    assert adam["default"] == {"step": "cpu", "exp_avg": "param", "exp_avg_sq": "param"}
+    assert adam["capturable"]["step"] == "param"
+    assert {"SGD", "AdamW", "RMSprop"} <= T.OPTIMIZERS
+
+
+def test_library_facts():
+    assert T.CPU_DEFAULT_LOADERS["safetensors.torch.load_file"] == {"param": "device", "default": "cpu"}
+    assert "from_pretrained" in T.DEVICE_MAP_METHODS and "dispatch_model" in T.DEVICE_MAP_METHODS
+    timm = T.library_versions("timm")
+    # the newest timm rebuilds heads on the old head's device; 1.0.15 on the cpu defaults
+    assert timm["1.0.31"]["submodule_builders"]["reset_classifier"]["placement"] == "keeps"
+    assert timm["1.0.15"]["submodule_builders"]["reset_classifier"]["placement"] in ("default", "mixed")

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Generate devflow's library knowledge (server/devflow/knowledge/*.json) from the real packages.
+
+    make knowledge            # = .venv/bin/python tools/knowledge/generate.py
+    python tools/knowledge/generate.py [--check]   # --check: fail if the committed files differ
+
+torch.json: from the installed torch (must be the pinned version): its device-constructor list,
+its type stubs, and objects built / optimizers stepped on the meta device.
+libraries.json: from released wheels of libraries that cannot be installed next to torch here,
+downloaded with `pip download --no-deps` into .cache/knowledge and read by an ast scan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools"))
+
+from knowledge import overrides, pins  # noqa: E402
+
+OUT = ROOT / "server" / "devflow" / "knowledge"
+CACHE = ROOT / ".cache" / "knowledge"
+
+
+def _header(what: str, versions: dict) -> dict:
+    return {"generated_by": "tools/knowledge/generate.py (make knowledge)", "what": what, "versions": versions,
+            "python": platform.python_version(), "do_not_edit": "regenerate instead"}
+
+
+def torch_knowledge() -> dict:
+    import torch
+
+    from knowledge import torch_tables
+
+    version = torch.__version__.split("+")[0]
+    if version != pins.TORCH:
+        sys.exit(f"torch {torch.__version__} is installed; the knowledge is pinned to torch=={pins.TORCH}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tables = torch_tables.generate()
+    applied = {}
+    for table, extra in (("device_moving_methods", overrides.DEVICE_MOVING_METHODS),
+                         ("non_tensor_methods", overrides.NON_TENSOR_METHODS),
+                         ("non_tensor_functions", overrides.MIXING_OK),
+                         ("sequence_ops", overrides.SEQUENCE_OPS)):
+        added = {k: v for k, v in extra.items() if k not in tables[table]}
+        for k in added:
+            for other in ("same_device_methods", "non_tensor_methods", "device_moving_methods"):
+                if other != table and other in tables and k in tables[other]:
+                    tables[other].remove(k)
+        tables[table] = sorted(set(tables[table]) | set(added))
+        if added:
+            applied[table] = added
+    tables["overrides"] = applied
+    return {"_header": _header("torch API facts", {"torch": torch.__version__}), **tables}
+
+
+def _wheel(name: str, version: str) -> Path:
+    CACHE.mkdir(parents=True, exist_ok=True)
+    norm = name.replace("-", "_")
+    found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+    if not found:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(CACHE),
+                        f"{name}=={version}"], check=True)
+        found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+    if not found:
+        sys.exit(f"no wheel for {name}=={version} in {CACHE}")
+    return found[0]
+
+
+def library_knowledge(stateful: set[str]) -> dict:
+    from knowledge import library_scan
+
+    libs, versions = {}, {}
+    for name, vs in pins.LIBRARIES.items():
+        for v in vs:
+            libs.setdefault(name, {})[v] = library_scan.scan(_wheel(name, v), stateful)
+            versions.setdefault(name, []).append(v)
+    return {"_header": _header("third-party library facts (ast scan of released wheels)", versions), **libs}
+
+
+def _dump(data: dict) -> str:
+    return json.dumps(data, indent=1, sort_keys=False) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
+    args = ap.parse_args(argv)
+    t = torch_knowledge()
+    lib = library_knowledge(set(t["modules_with_state"]))
+    outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib)}
+    stale = []
+    for path, text in outputs.items():
+        if args.check:
+            if not path.exists() or path.read_text() != text:
+                stale.append(path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
+    for k, v in t.items():
+        if not k.startswith("_"):
+            print(f"  torch.{k}: {len(v)}")
+    for name, per in lib.items():
+        if not name.startswith("_"):
+            for v, tables in per.items():
+                print(f"  {name} {v}: " + ", ".join(f"{k} {len(x)}" for k, x in tables.items()))
+    if stale:
+        print("stale (run `make knowledge`):", *map(str, stale))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

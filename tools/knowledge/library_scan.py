@@ -1,0 +1,124 @@
+"""Tables about libraries that cannot be installed next to torch 2.13 here, read from their released
+wheels by an ast scan (never imported, never run): methods that build new submodules on `self`
+after construction (and whether the new module takes the old one's device), loaders whose
+`device` / `map_location` defaults to the cpu, and loaders that dispatch with `device_map`."""
+
+from __future__ import annotations
+
+import ast
+import zipfile
+from pathlib import Path
+
+FUNCS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _modules(wheel: Path):
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(z.namelist()):
+            if name.endswith((".py", ".pyi")) and ".dist-info/" not in name:
+                try:
+                    tree = ast.parse(z.read(name).decode("utf-8", "replace"))
+                except SyntaxError:
+                    continue
+                mod = name.rsplit(".", 1)[0].replace("/", ".").removesuffix(".__init__")
+                yield mod, tree
+
+
+def _last(e: ast.expr) -> str | None:
+    if isinstance(e, ast.Attribute):
+        return e.attr
+    if isinstance(e, ast.Name):
+        return e.id
+    return None
+
+
+def _keeps_device(call: ast.Call, method: ast.AST) -> bool:
+    """The new module is built with device= (or factory_kwargs carrying it), or moved with .to()."""
+    # names the method binds from an expression about devices (`dd = get_device_dtype(self)`)
+    about_device = {t.id for n in ast.walk(method) if isinstance(n, ast.Assign) and "device" in ast.unparse(n.value)
+                    for t in n.targets if isinstance(t, ast.Name)}
+    for k in call.keywords:
+        if k.arg == "device":
+            return True
+        if k.arg is None and (isinstance(k.value, ast.Name) and k.value.id in about_device or "kwargs" in ast.unparse(k.value)):
+            return True
+    return any(isinstance(n, ast.Call) and _last(n.func) in ("to", "type_as") for n in ast.walk(method))
+
+
+def _methods(tree: ast.Module):
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        for f in cls.body:
+            if isinstance(f, FUNCS) and not (f.name.startswith("__") and f.name.endswith("__")):
+                yield cls.name, f
+
+
+def submodule_builders(wheel: Path, stateful: set[str]) -> dict:
+    direct: dict[str, dict[str, set[str]]] = {}  # method -> {"default"|"keeps": {Class}}
+    calls: dict[tuple[str, str], set[str]] = {}  # (Class, method) -> methods it calls on self's members
+    for _mod, tree in _modules(wheel):
+        for cls, f in _methods(tree):
+            for n in ast.walk(f):
+                if isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)
+                                                     and t.value.id == "self" for t in n.targets):
+                    for c in ast.walk(n.value):
+                        if isinstance(c, ast.Call) and _last(c.func) in stateful:
+                            kind = "keeps" if _keeps_device(c, f) else "default"
+                            direct.setdefault(f.name, {}).setdefault(kind, set()).add(cls)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                    root = n.func.value
+                    while isinstance(root, ast.Attribute):
+                        root = root.value
+                    if isinstance(root, ast.Name) and root.id == "self" and root is not n.func.value:
+                        calls.setdefault((cls, f.name), set()).add(n.func.attr)
+    # one call deeper: a method that calls a builder on a member (`self.head.reset(n)`) builds too
+    builders = {name: {k: set(v) for k, v in kinds.items()} for name, kinds in direct.items()}
+    for (cls, name), callees in calls.items():
+        for callee in callees & set(builders):
+            if callee != name and callee != "forward":
+                for kind, _classes in builders[callee].items():
+                    direct.setdefault(name, {}).setdefault(kind, set()).add(cls)
+    out = {}
+    for name, kinds in sorted(direct.items()):
+        if name.startswith("_") or name == "forward":
+            continue
+        d, k = sorted(kinds.get("default", ())), sorted(kinds.get("keeps", ()))
+        out[name] = {"placement": "default" if d and not k else "keeps" if k and not d else "mixed",
+                     "default": d, "keeps": k}
+    return out
+
+
+def _param_default(f: ast.AST, name: str):
+    a = f.args
+    pos = a.posonlyargs + a.args
+    defaults = [None] * (len(pos) - len(a.defaults)) + list(a.defaults)
+    for p, d in list(zip(pos, defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
+        if p.arg == name:
+            return True, (d.value if isinstance(d, ast.Constant) else ast.unparse(d) if d is not None else "<required>")
+    return False, None
+
+
+def loaders(wheel: Path) -> tuple[dict, list]:
+    cpu_default, device_map = {}, []
+    for mod, tree in _modules(wheel):
+        scopes = [("", n) for n in tree.body if isinstance(n, FUNCS)] + [(f"{c}.", f) for c, f in _methods(tree)]
+        for prefix, f in scopes:
+            q = f"{mod}.{prefix}{f.name}"
+            for p in ("device", "map_location"):
+                has, default = _param_default(f, p)
+                if has and default == "cpu" and ("load" in f.name or "open" in f.name):
+                    cpu_default[q] = {"param": p, "default": "cpu"}
+            has_dm, _ = _param_default(f, "device_map")
+            pops = any(isinstance(n, ast.Call) and _last(n.func) in ("pop", "get") and n.args
+                       and isinstance(n.args[0], ast.Constant) and n.args[0].value == "device_map"
+                       and isinstance(n.func, ast.Attribute) and _last(n.func.value) == "kwargs"
+                       for n in ast.walk(f))
+            if (has_dm or pops) and not f.name.startswith("_"):
+                device_map.append(q)
+    return cpu_default, sorted(set(device_map))
+
+
+def scan(wheel: Path, stateful: set[str]) -> dict:
+    cpu_default, device_map = loaders(wheel)
+    return {"submodule_builders": submodule_builders(wheel, stateful), "cpu_default_loaders": cpu_default,
+            "device_map_loaders": device_map,
+            "device_map_methods": sorted({q.rsplit(".", 1)[-1] for q in device_map})}

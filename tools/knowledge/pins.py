@@ -1,0 +1,17 @@
+"""The package versions the knowledge tables are generated from (printed in each generated file).
+
+torch is the installed one (the CPU build the project pins, TORCH_SPEC in the Makefile); the
+libraries that cannot be installed next to it here are read from these released wheels.
+timm is read twice: 1.0.31 rebuilds classifier heads on the old head's device, 1.0.15 on the cpu.
+"""
+
+TORCH = "2.13.0"
+LIBRARIES = {
+    "timm": ["1.0.31", "1.0.15"],
+    "torchvision": ["0.29.1"],
+    "transformers": ["5.23.0"],
+    "peft": ["0.21.2"],
+    "accelerate": ["1.15.0"],
+    "safetensors": ["0.8.0"],
+    "diffusers": ["0.42.1"],
+}
