@@ -2,7 +2,8 @@
 """Precision of devflow on real application code: a field of public PyTorch repositories.
 
     .venv/bin/python bench/field.py [CHECKOUTS] [--repo NAME ...] [--review FILE] [--json FILE]
-                                    [--brief] [--no-source]
+                                    [--compare EARLIER.json] [--brief] [--no-source]
+    PYTHONPATH=<other worktree>/server .venv/bin/python bench/field.py ...   # another branch's engine
 
 CHECKOUTS (default .cache/field) holds one folder per repository of bench/field.txt, named
 `owner+name`, with the files of the pinned commit (bench/field_fetch.md says how they were made;
@@ -17,7 +18,9 @@ cells). It prints:
   rule errors, which are bugs of their own;
 - a summary: diagnostics per 100 KLOC, counts per rule, and, from the classification in
   bench/field_review.md (true / false / debatable per diagnostic), precision = true / (true + false)
-  per rule and overall, false alarms per mechanism, and the diagnostics not classified yet.
+  per rule and overall, false alarms per mechanism, and the diagnostics not classified yet (as table
+  rows ready to paste into the review);
+- with `--compare`, the diagnostics gone and new since an earlier run's `--json` (before / after a change).
 
 A review entry is keyed by repository, path, code and the diagnostic's source line (whitespace
 collapsed), so it survives line shifts; the line number only breaks ties between identical lines.
@@ -311,6 +314,25 @@ def report(results: list[RepoResult], review, legend: dict[str, str], show_sourc
     }
 
 
+def compare(before: dict, after: dict) -> None:
+    """Diagnostics gone and new between two runs, keyed like the review (line shifts do not count)."""
+    def keyed(run):
+        out = Counter()
+        for d in run["diagnostics"]:
+            out[(d["repo"], d["path"], d["code"], norm(d["source"]))] += 1
+        return out
+    old, new = keyed(before), keyed(after)
+    verdicts = {(d["repo"], d["path"], d["code"], norm(d["source"])): d.get("verdict") or "?"
+                for run in (before, after) for d in run["diagnostics"]}
+    gone, added = old - new, new - old
+    print(f"\n== compared with the earlier run: {sum(gone.values())} gone, {sum(added.values())} new")
+    for title, keys in (("gone", gone), ("new", added)):
+        by_verdict = Counter(verdicts[k] for k in keys.elements())
+        print(f"{title}: " + (", ".join(f"{n} {v}" for v, n in sorted(by_verdict.items())) or "none"))
+        for (repo, path, code, src) in sorted(keys.elements()):
+            print(f"  [{verdicts[(repo, path, code, src)]}] {repo} {path} {code} > {src}")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("checkouts", nargs="?", type=Path, default=ROOT / ".cache" / "field",
@@ -319,6 +341,8 @@ def main() -> int:
     ap.add_argument("--review", type=Path, default=REVIEW_MD, help="the classification (bench/field_review.md)")
     ap.add_argument("--repo", action="append", help="only this repository (owner/name); repeatable")
     ap.add_argument("--json", type=Path, help="also write the results as JSON to this file")
+    ap.add_argument("--compare", type=Path, metavar="JSON",
+                    help="a --json file of an earlier run (another engine): list the diagnostics gone and new since")
     ap.add_argument("--brief", action="store_true", help="per repository figures and the summary only")
     ap.add_argument("--no-source", dest="source", action="store_false", help="do not print source lines")
     args = ap.parse_args()
@@ -337,6 +361,8 @@ def main() -> int:
     data = report(results, read_review(args.review), read_mechanisms(args.review), args.source, args.brief)
     if args.json:
         args.json.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    if args.compare:
+        compare(json.loads(args.compare.read_text(encoding="utf-8")), data)
     return 0
 
 
