@@ -187,6 +187,7 @@ class RepoResult:
     findings: list[Finding] = field(default_factory=list)
     errors: list[tuple[str, str, str]] = field(default_factory=list)  # (path, code, message)
     missing: bool = False
+    slowest: list[tuple[float, str, int]] = field(default_factory=list)  # (CPU s, path, lines) per file
 
 
 def check_repo(repo: Repo, folder: Path, api) -> RepoResult:
@@ -205,9 +206,11 @@ def check_repo(repo: Repo, folder: Path, api) -> RepoResult:
             result.errors.append((rel, "E902", str(e)))
             continue
         res = api.check_source(src.text, str(p))
-        result.seconds += time.process_time() - t0
+        spent = time.process_time() - t0
+        result.seconds += spent
         result.files += 1
         lines = src.text.splitlines()
+        result.slowest.append((spent, rel, len(lines)))
         result.lines += len(lines)
         if res.error is not None:
             result.errors.append((rel, api.error_code(res) or "E999", res.error))
@@ -271,6 +274,9 @@ def report(results: list[RepoResult], review, legend: dict[str, str], show_sourc
           f"lines {lines:,}, CPU {seconds:.1f} s ({lines / seconds if seconds else 0:,.0f} lines/s)", file=out)
     print(f"diagnostics {len(all_findings)} = {per_kloc(len(all_findings), lines):.1f} per 100 KLOC", file=out)
     print("files not checked: " + (", ".join(f"{c} {n}" for c, n in sorted(errors.items())) or "none"), file=out)
+    slow = sorted(((t, f"{r.repo.name}/{p}", n) for r in checked for t, p, n in r.slowest), reverse=True)[:5]
+    if slow:
+        print("slowest files: " + "; ".join(f"{p} ({n:,} lines) {t:.2f} s" for t, p, n in slow), file=out)
 
     by_rule: dict[str, Counter] = defaultdict(Counter)
     for f in all_findings:
