@@ -151,7 +151,7 @@ def read_mechanisms(path: Path) -> dict[str, str]:
     if path.exists():
         for row in path.read_text(encoding="utf-8").splitlines():
             cells = _cells(row) if row.startswith("|") else []
-            if len(cells) >= 2 and re.fullmatch(r"M\d+[a-z]?", cells[0]):
+            if len(cells) >= 2 and re.fullmatch(r"M\d+[a-z]?", cells[0]) and cells[0] not in legend:
                 legend[cells[0]] = cells[1]
     return legend
 
