@@ -6,8 +6,8 @@
 For each `owner/name@commit scope...` line of bench/field.txt, finds a git directory of the
 repository under MIRROR (`MIRROR/owner+name/repo`, `MIRROR/owner+name.git`, `MIRROR/owner+name`
 with a `.git` folder, or any git directory named like the repository) and writes the `.py` and
-`.ipynb` files of the pinned commit inside the scope (tests left out, as the bench does) to
-OUT/owner+name/<path>. Only those files: data, images and weights are never extracted (snapshots may
+`.ipynb` files of the pinned commit inside the scope (tests left out, as the bench does), and the
+root's pyproject.toml / setup.cfg (project markers for import resolution), to OUT/owner+name/<path>. Only those files: data, images and weights are never extracted (snapshots may
 lack their largest blobs anyway). It downloads nothing; how the git directories were obtained is in
 bench/field_fetch.md. `--pin` prints field.txt with each commit replaced by the mirror's HEAD,
 to update the pins after fetching newer snapshots.
@@ -22,6 +22,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from field import FIELD_TXT, Repo, in_scope, read_field  # noqa: E402
+
+# Project markers: with them an engine that follows imports finds the repository's import root
+# (`from llava.model import ...` in llava/train/train.py). Configuration only, never code.
+MARKERS = ("pyproject.toml", "setup.cfg")
 
 
 def find_git_dir(mirror: Path, repo: Repo) -> Path | None:
@@ -47,7 +51,7 @@ def extract(git_dir: Path, repo: Repo, commit: str, out: Path) -> tuple[int, int
         meta, _, path = entry.partition(b"\t")
         mode, kind, sha = meta.split()
         name = path.decode("utf-8", "surrogateescape")
-        if kind == b"blob" and mode != b"120000" and in_scope(name, repo.scopes):
+        if kind == b"blob" and mode != b"120000" and (in_scope(name, repo.scopes) or name in MARKERS):
             wanted.append((name, sha.decode()))
     if not wanted:
         return 0, 0
