@@ -1,0 +1,23 @@
+# Precision on real application code (issue 11): bench/field.py checks the repositories of
+# bench/field.txt (and the held-out bench/field_holdout.txt) from local checkouts; it never downloads.
+# bench/field_fetch.md says how the checkouts are made.
+#   make bench-field FIELD=/work/field_checkouts [FIELD_ARGS="--brief --repo karpathy/nanoGPT"]
+#   make bench-field-holdout FIELD=/work/field_checkouts
+#   make field-checkouts MIRROR=/work/.mirror FIELD=...   (extract the pinned commits from git directories)
+
+.PHONY: bench-field bench-field-holdout field-checkouts
+
+FIELD ?= $(CACHE)/field
+FIELD_ARGS ?=
+MIRROR ?=
+
+bench-field: setup
+	$(BIN)/python bench/field.py $(FIELD) $(FIELD_ARGS)
+
+bench-field-holdout: setup
+	$(BIN)/python bench/field.py $(FIELD) --field bench/field_holdout.txt $(FIELD_ARGS)
+
+field-checkouts:
+	@test -n "$(MIRROR)" || { echo "MIRROR=<folder with the repositories' git directories> is required (bench/field_fetch.md)"; exit 2; }
+	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD)
+	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD) --field bench/field_holdout.txt
