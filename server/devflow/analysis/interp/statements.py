@@ -240,8 +240,9 @@ class Statements:
             if val.kind == "tensor":
                 return Val("tensor", val.dev, org, scalar=val.scalar)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
-                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar) if v.kind == "tensor" else v
-                                          for v in val.obj.items])
+                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar)
+                                          if v.kind == "tensor" and not (v.origin is not None and v.origin.kind == "unknown-moved")
+                                          else v for v in val.obj.items])
                 return Val("obj", obj=new)
         return val
 
