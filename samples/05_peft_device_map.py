@@ -1,10 +1,11 @@
 """QLoRA fine-tuning of a causal LM loaded with `device_map="auto"`, run with `torchrun --nproc_per_node 2`.
 
 `device_map="auto"` lets accelerate spread (and offload) the layers over every visible GPU
-and the cpu; the model is then dispatched, not "on a device". Three mistakes follow:
+and the cpu; the model is then dispatched, not "on a device". Two mistakes follow:
 the dispatched model is moved again with `.to("cuda")` (accelerate refuses or breaks the
-offload hooks), the batches are sent to a fixed "cuda:0" rather than to the first layer's
-device, and LoRA training in every process runs on a model spread over every GPU.
+offload hooks), and LoRA training in every process runs on a model spread over every GPU.
+(The batches sent to a fixed "cuda:0" are moved by accelerate's input hooks to the first
+layer's device: clumsy, not a device error.)
 """
 import torch
 from peft import LoraConfig, get_peft_model, prepare_model_for_kbit_training

@@ -30,3 +30,24 @@ def test_fixed_sample_is_clean(path):
 
 def test_there_are_five_stories():
     assert len(BUGGY) == 5
+
+
+def _promised() -> set[tuple[str, str, int]]:
+    """(script, code, line) from samples/README.md's table: `DEV201 (44 position ids, 45 padding mask)`."""
+    import re
+
+    out = set()
+    for row in (SAMPLES / "README.md").read_text().splitlines():
+        m = re.match(r"\| `(\d\d_\w+\.py)` \|.*\| (.*) \|$", row)
+        if not m:
+            continue
+        for code, lines in re.findall(r"(DEV\d{3}) \(([^)]*)\)", m.group(2)):
+            out |= {(m.group(1), code, int(n)) for n in re.findall(r"\b(\d+)\b", lines)}
+    return out
+
+
+def test_readme_promises_what_the_engine_finds():
+    found = {(p.name, d.code, d.span.line) for p in BUGGY for d in analyze(p.read_text(), str(p)).diagnostics}
+    promised = _promised()
+    assert len(promised) >= 10
+    assert found == promised, {"promised, not found": promised - found, "found, not promised": found - promised}
