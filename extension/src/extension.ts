@@ -4,11 +4,12 @@
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { CommandHost, registerCommands } from './commands';
-import type { FixAction } from './interpreter';
+import { registerDryRun } from './dryrun';
+import { FixAction, serverEnv } from './interpreter';
 import { createLog } from './log';
 import { registerPlacement } from './placement';
-import { hasPythonExtension, onPythonInterpreterChange } from './python';
-import { ServerManager } from './server';
+import { hasPythonExtension, onPythonInterpreterChange, resolveInterpreter } from './python';
+import { bundledLibs, ServerManager } from './server';
 import { ExtensionSettings, readSettings, SECTION } from './settings';
 import { ServerStatus } from './status';
 
@@ -106,6 +107,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   const server = manager;
   context.subscriptions.push(server, ...registerCommands(commandHost(), server, status));
+
+  context.subscriptions.push(...registerDryRun({
+    log,
+    interpreter: async () => (await resolveInterpreter(currentSettings(), workspaceResource(), log))?.command,
+    env: () => serverEnv(process.env, currentSettings().importStrategy, bundledLibs(context)),
+  }));
 
   try {
     context.subscriptions.push(...registerPlacement(context, log));
