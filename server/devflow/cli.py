@@ -283,10 +283,11 @@ def run_rules(args: argparse.Namespace) -> int:
     import json
 
     try:
-        from devflow.rules import RULES, doc_url
+        from devflow.rules import DYNAMIC_RULES, RULES, doc_url
     except ImportError:
         print("devflow rules: the rule table is not available", file=sys.stderr)
         return EXIT_ERROR
+    RULES = {**RULES, **DYNAMIC_RULES}  # noqa: N806 - the static rules and the dry run's
     codes = [c.upper() for c in args.codes] or sorted(RULES)
     chosen = [RULES[c] for c in sorted(RULES) if any(c.startswith(p) for p in codes)]
     if not chosen:

@@ -14,15 +14,9 @@ import threading
 
 import torch
 
-KINDS = {
-    "DEV901": "operands of one op on different devices",
-    "DEV902": "cpu tensor indexed by an index tensor on a device",
-    "DEV903": "a module or wrapper's device check failed",
-    "DEV904": "random generator on another device than the tensor it fills",
-    "DEV905": "cuda tensor converted to numpy",
-    "DEV906": "checkpoint saved on cuda loaded without map_location",
-    "DEV907": "the run stopped at a device error raised by library code",
-}
+from devflow.rules.registry import DYNAMIC_RULES  # noqa: E402 - light import
+
+KINDS = {code: info.summary for code, info in DYNAMIC_RULES.items()}
 
 _LIB_ROOTS: tuple[str, ...] = ()
 _lock = threading.Lock()
