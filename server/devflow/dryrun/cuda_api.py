@@ -108,6 +108,14 @@ def _properties(device=None):
                                  multi_processor_count=132, is_integrated=False, is_multi_gpu_board=False)
 
 
+def _distinct(fn, name):
+    def patched(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    patched.__name__ = patched.__qualname__ = name
+    return patched
+
+
 def install_cuda_module():
     c = torch.cuda
     zero = lambda *a, **k: 0  # noqa: E731
@@ -121,7 +129,8 @@ def install_cuda_module():
         "max_memory_allocated": zero, "memory_reserved": zero, "max_memory_reserved": zero,
         "reset_peak_memory_stats": none, "reset_max_memory_allocated": none, "memory_summary": lambda *a, **k: "",
         "mem_get_info": lambda d=None: (80 * 2**30, 80 * 2**30), "is_bf16_supported": lambda *a, **k: True,
-        "manual_seed": lambda s: torch.manual_seed(s), "manual_seed_all": lambda s: torch.manual_seed(s),
+        # the virtual GPU draws from the cpu generator, which torch.manual_seed seeds
+        "manual_seed": none, "manual_seed_all": none,
         "seed": none, "seed_all": none, "get_rng_state": lambda d="cuda": torch.get_rng_state(),
         "set_rng_state": lambda s, d="cuda": None, "get_rng_state_all": lambda: [torch.get_rng_state()],
         "set_rng_state_all": none, "Event": _Event, "Stream": _Stream,
@@ -130,7 +139,9 @@ def install_cuda_module():
         "is_current_stream_capturing": lambda: False,
     }
     for name, fn in patches.items():
-        setattr(c, name, fn)
+        # One function object per name: torch._dynamo maps torch functions by identity and
+        # rejects one object under two names.
+        setattr(c, name, fn if isinstance(fn, type) else _distinct(fn, name))
     torch.backends.cudnn.is_available = lambda: True
     # Code that checks through the accelerator API sees the same device.
     acc = getattr(torch, "accelerator", None)
@@ -193,10 +204,11 @@ def _to(self, *args, **kwargs):
     if args and isinstance(args[0], torch.Tensor):
         other = args[0]
         return move(self, vdevice(other), other.dtype, kwargs.get("copy", False))
+    copy = kwargs.pop("copy", False)
     device, dtype, _non_blocking, _fmt = torch._C._nn._parse_to(*args, **kwargs)
     if device is None:
-        return _orig["to"](self, *args, **kwargs)
-    return move(self, virtual_device(device), dtype, kwargs.get("copy", False) or (len(args) > 3 and args[3]))
+        return _orig["to"](self, *args, copy=copy, **kwargs)
+    return move(self, virtual_device(device), dtype, copy or (len(args) > 3 and args[3] is True))
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):

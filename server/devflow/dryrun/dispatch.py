@@ -50,6 +50,13 @@ def run_op(func, args, kwargs):
     if gen is not None:
         _check_generator(gen, kwargs.get("device"), ops)
     dev_kw = kwargs.get("device")
+    if dev_kw is not None and func is aten._to_copy.default and torch.device(dev_kw).type != "cuda":
+        # Moves from Python go through cuda_api.move and never reach aten with a device; a
+        # _to_copy with device=cpu comes from C++ (autograd's ToCopyBackward, type_as), which
+        # knows only the wrapper's real device: the virtual one stays.
+        kwargs = dict(kwargs)
+        kwargs.pop("device")
+        dev_kw = None
     if dev_kw is not None:
         target = virtual_device(dev_kw)
     elif target is None:
@@ -65,7 +72,26 @@ def run_op(func, args, kwargs):
             and out.device.type == "cpu" and out.numel() * out.element_size() > Settings.meta_above:
         out = out.to(META)
     origin = _origin_of(ops, target, func, dev_kw is not None)
+    if func in _RESIZING or torch.Tag.inplace_view in func.tags:
+        _refresh(args[0])
     return _wrap(out, target, origin, args)
+
+
+_RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor,
+             aten.resize_.default, aten.resize_as_.default, aten.set_.default}
+
+
+def _refresh(t):
+    """An op changed a wrapper's shape in place (unsqueeze_, set_, resize_): the wrapper's own
+    sizes are fixed at creation, so swap in a fresh wrapper under the same Python object."""
+    if isinstance(t, VirtualTensor) and (t.shape != t.elem.shape or t.stride() != t.elem.stride()):
+        fresh = VirtualTensor(t.elem, t.vdev, t.origin)
+        if getattr(t, "_is_param", False):
+            fresh._is_param = True
+        try:
+            torch.utils.swap_tensors(t, fresh)
+        except RuntimeError:
+            pass
 
 
 def _check_generator(gen, dev_kw, ops):
@@ -136,6 +162,12 @@ def _wrap(out, vdev, origin, args):
 class DeviceMode(TorchDispatchMode):
     """Active for the whole run: factories (`torch.zeros(..., device="cuda")`) and ops on plain
     tensors go through run_op too, so every tensor carries a virtual device and an origin."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Nothing is compiled under a dry run (torch.compile runs eagerly); wrapping the hook in
+        # dynamo.disable would import torch._dynamo (seconds) for nothing.
+        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         return run_op(func, args, kwargs or {})

@@ -62,6 +62,9 @@ class VirtualTensor(torch.Tensor):
             return self.to(_dtype_of_type_name(dtype)).cuda()
         return super().type(dtype, non_blocking, **kwargs)
 
+    def tolist(self):
+        return self.elem.tolist()
+
     def untyped_storage(self):
         return self.elem.untyped_storage()
 

@@ -48,8 +48,11 @@ def _deserializer(obj, location):
 
 
 def _load(f, map_location=None, *args, **kwargs):
+    from torch.utils._python_dispatch import _disable_current_modes
+
     _LOAD_TAGS.clear()
-    obj = _orig["load"](f, map_location, *args, **kwargs)
+    with _disable_current_modes():  # plain tensors, tagged below from their storages' locations
+        obj = _orig["load"](f, map_location, *args, **kwargs)
     if _LOAD_TAGS and map_location is None:
         where = sorted(set(_LOAD_TAGS.values()))
         recorder.record_error(

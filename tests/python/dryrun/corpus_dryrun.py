@@ -142,4 +142,6 @@ if __name__ == "__main__":
     if only:
         for r in rows:
             print(json.dumps(r, indent=1, default=str))
+    if os.environ.get("DRYRUN_CORPUS_JSON"):
+        Path(os.environ["DRYRUN_CORPUS_JSON"]).write_text(json.dumps(rows, indent=1, default=str))
     print(table(rows))
