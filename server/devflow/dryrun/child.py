@@ -93,7 +93,8 @@ def main(argv: list[str]) -> int:
         _script_error(e, rec, status)
     finally:
         limits.cancel()
-    status["steps"] = limits.steps
+    status["steps"] = limits.steps - limits.skipped
+    status["skipped_steps"] = limits.skipped
     status["elapsed_s"] = round(time.perf_counter() - start, 3)
     if "t" in first:
         status["first_finding_s"] = round(first["t"], 3)

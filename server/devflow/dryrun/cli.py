@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "it makes (each at its line, once, with a count). Runs your code: use it on code you trust.")
     p.add_argument("--gpus", type=int, default=1, metavar="N", help="number of virtual CUDA devices (default 1)")
     p.add_argument("--max-steps", type=int, default=2, metavar="N",
-                   help="stop after N optimizer steps (default 2; 0: no limit)")
+                   help="run N optimizer steps (default 2; 0: no limit); later steps change nothing, so the rest of "
+                        "the script (evaluation, checkpointing) still runs")
     p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
                    help="stop the script after this long (default 300; 0: no limit)")
     p.add_argument("--meta-above", type=_size, default=None, metavar="SIZE",

@@ -80,7 +80,9 @@ def _status_line(status: dict) -> str:
     text = _STATES.get(state, state).format(exit_code=status.get("exit_code", "?"), reason=status.get("reason", ""),
                                             exception=status.get("exception", "?"), where=where)
     steps = status.get("steps", 0)
-    return f"{text}; {steps} optimizer step{'' if steps == 1 else 's'}, {status.get('elapsed_s', 0):.1f} s"
+    skipped = status.get("skipped_steps", 0)
+    more = f" ({skipped} more skipped past --max-steps)" if skipped else ""
+    return f"{text}; {steps} optimizer step{'' if steps == 1 else 's'}{more}, {status.get('elapsed_s', 0):.1f} s"
 
 
 def _rel(path: str) -> str:
