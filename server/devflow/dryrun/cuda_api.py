@@ -189,7 +189,7 @@ def move(t, vdev: torch.device, dtype=None, copy=False):
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     origin = recorder.here("moved")
     if origin is not None:
-        origin = origin + (getattr(t, "origin", None),)
+        origin = origin[:3] + (getattr(t, "origin", None),) + origin[4:]
     else:
         origin = getattr(t, "origin", None)
     if not isinstance(t, VirtualTensor):

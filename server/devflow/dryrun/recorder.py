@@ -60,12 +60,19 @@ def user_frames(limit: int = 12, frame=None) -> list[tuple[str, int, str]]:
     return out
 
 
-def here(kind: str):
-    """(kind, file, line) of the innermost user frame, or None inside library-only code."""
+def here(kind: str, callers: int = 2):
+    """(kind, file, line, previous origin, outer user frames) of the innermost user frame - the
+    allocation stack, up to `callers` outer user frames - or None inside library-only code."""
     f = sys._getframe(1)
     while f is not None:
         if is_user_file(f.f_code.co_filename):
-            return (kind, f.f_code.co_filename, f.f_lineno)
+            outer = []
+            g = f.f_back
+            while g is not None and len(outer) < callers:
+                if is_user_file(g.f_code.co_filename):
+                    outer.append((g.f_code.co_filename, g.f_lineno))
+                g = g.f_back
+            return (kind, f.f_code.co_filename, f.f_lineno, None, tuple(outer))
         f = f.f_back
     return None
 
@@ -118,10 +125,13 @@ def operand_json(name: str, tensor) -> dict:
 
 
 def origins_json(origin) -> list[dict]:
-    """origin is a chain: (kind, file, line) or (kind, file, line, previous origin)."""
+    """origin is a chain: (kind, file, line, previous origin, outer user frames)."""
     out = []
-    while origin:
-        out.append({"kind": origin[0], "path": origin[1], "line": origin[2]})
+    while origin and len(out) < 8:
+        item = {"kind": origin[0], "path": origin[1], "line": origin[2]}
+        if len(origin) > 4 and origin[4]:
+            item["callers"] = [{"path": p, "line": n} for p, n in origin[4]]
+        out.append(item)
         origin = origin[3] if len(origin) > 3 else None
     return out
 

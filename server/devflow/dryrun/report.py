@@ -52,25 +52,36 @@ def attach_static(findings: list[dict]) -> None:
 
 
 def related(f: dict) -> list[dict]:
-    """Where each operand got its device: its creation, load and move lines."""
+    """Where each operand got its device (the newest creation / load / move, with the user's calls
+    that led there, and the first creation), then the user's calls that led to the op."""
     out = []
-    for op in f.get("operands", []):
-        for o in op.get("origins", []):
-            what = {"created": "created", "moved": "moved to", "loaded": "loaded"}.get(o["kind"], o["kind"])
-            msg = f"{op['name']} ({op['device']}) {what} {'here' if o['kind'] != 'moved' else op['device'] + ' here'}"
-            if o["kind"] == "moved":
-                msg = f"{op['name']} last moved here (now on {op['device']})"
-            elif o["kind"] == "created":
-                msg = f"{op['name']} created here on {op['device']}" if op is not None else msg
-            out.append({"path": o["path"], "line": o["line"], "message": msg})
-            break  # the newest event only: the chain is long for tensors moved many times
-        else:
-            continue
+    seen = set()
+
+    def add(path, line, message):
+        if (path, line, message) not in seen:
+            seen.add((path, line, message))
+            out.append({"path": path, "line": line, "message": message})
+
     for op in f.get("operands", []):
         origins = op.get("origins", [])
+        if not origins:
+            continue
+        o = origins[0]
+        if o["kind"] == "moved":
+            add(o["path"], o["line"], f"{op['name']} last moved here (to {op['device']})")
+        elif o["kind"] == "loaded":
+            add(o["path"], o["line"], f"{op['name']} loaded here on {op['device']}")
+        else:
+            add(o["path"], o["line"], f"{op['name']} created here on {op['device']}")
+        for c in o.get("callers", []):
+            add(c["path"], c["line"], f"{op['name']}: called from here")
         if len(origins) > 1 and origins[-1]["kind"] == "created":
-            out.append({"path": origins[-1]["path"], "line": origins[-1]["line"],
-                        "message": f"{op['name']} first created here"})
+            first = origins[-1]
+            add(first["path"], first["line"], f"{op['name']} first created here")
+            for c in first.get("callers", []):
+                add(c["path"], c["line"], f"{op['name']} (first created): called from here")
+    for frame in f.get("stack", [])[1:4]:
+        add(frame["path"], frame["line"], f"the op ran in the call from here ({frame['function']})")
     return out
 
 

@@ -103,7 +103,11 @@ def evaluate_case(case_dir: Path) -> dict:
     return {
         "id": case["id"], "split": case_dir.parent.name, "bug_lines": case["bug_lines"],
         "buggy_lines": sorted({(os.path.basename(d["path"]), d["line"], d["code"]) for d in b_diags}),
-        "found": any(_matches(d, case["bug_lines"]) for d in b_diags),
+        # at: the finding's own line; related: one of its related locations (where an operand got
+        # its device, the calls that led to the op)
+        "found_at": any(_matches(d, case["bug_lines"]) for d in b_diags),
+        "found": any(_matches(d, case["bug_lines"]) or any(_matches(r, case["bug_lines"]) for r in d.get("related", []))
+                     for d in b_diags),
         "fixed_findings": sorted({(os.path.basename(d["path"]), d["line"], d["code"]) for d in f_diags}),
         "fixed_state": fixed.get("status", {}).get("state"),
         "fixed_clean": not f_diags and fixed.get("status", {}).get("state") in OK_STATES,
@@ -125,10 +129,13 @@ def table(rows: list[dict]) -> str:
                      f"{[f'{p}:{n}:{c}' for p, n, c in r['buggy_lines']]} / "
                      f"{[f'{p}:{n}:{c}' for p, n, c in r['fixed_findings']]} {r['fixed_state']}")
     found = sum(r["found"] for r in rows)
+    found_at = sum(r["found_at"] for r in rows)
     clean = sum(r["fixed_clean"] for r in rows)
     both = sum(r["found"] and r["fixed_clean"] for r in rows)
     n = len(rows) or 1
-    lines.append(f"buggy found at a bug line: {found}/{len(rows)} ({100 * found / n:.0f}%); fixed clean and ends "
+    lines.append(f"buggy: a finding at a bug line {found_at}/{len(rows)} ({100 * found_at / n:.0f}%), at or related to "
+                 f"a bug line {found}/{len(rows)} ({100 * found / n:.0f}%)")
+    lines.append(f"buggy found: {found}/{len(rows)} ({100 * found / n:.0f}%); fixed clean and ends "
                  f"normally: {clean}/{len(rows)} ({100 * clean / n:.0f}%); both: {both}/{len(rows)} "
                  f"({100 * both / n:.0f}%)")
     return "\n".join(lines)
