@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     rec = recorder.RECORDER
     rec.out_path = out_path
     install(int(gpus), int(meta_above) if meta_above != "-" else None)
-    from devflow.dryrun.dispatch import DeviceMode
+    from devflow.dryrun.dispatch import AmbientMode, DeviceMode
 
     limits = Limits(int(max_steps) or None, float(timeout) or None)
     if rest[0] == "-m":
@@ -75,7 +75,7 @@ def main(argv: list[str]) -> int:
     rec.add = add
     limits.install()
     try:
-        with DeviceMode():
+        with DeviceMode(), AmbientMode():
             if module:
                 runpy.run_module(module, run_name="__main__", alter_sys=True)
             else:

@@ -4,7 +4,10 @@ the real cpu data as CUDA would after the fix (operands on the majority device).
 
 from __future__ import annotations
 
+import threading
+
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from devflow.dryrun import devrules, recorder
@@ -57,6 +60,10 @@ def run_op(func, args, kwargs):
         kwargs = dict(kwargs)
         kwargs.pop("device")
         dev_kw = None
+    if dev_kw is not None and torch.device(dev_kw).type == "cpu" and _ambient.stack and not _has_tensor(args):
+        # C++ composites (one_hot, losses) allocate with the options of their input, whose real
+        # device is the cpu: inside a torch call on virtual-cuda tensors, that means the input's device.
+        dev_kw = _ambient.stack[-1]
     if dev_kw is not None:
         target = virtual_device(dev_kw)
     elif target is None:
@@ -157,6 +164,46 @@ def _wrap(out, vdev, origin, args):
         wrapped = [_wrap(o, vdev, origin, args) for o in out]
         return type(out)(wrapped) if not hasattr(out, "_fields") else type(out)(*wrapped)
     return out
+
+
+def _has_tensor(args) -> bool:
+    return any(isinstance(a, torch.Tensor) for a in args)
+
+
+class _Ambient(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_ambient = _Ambient()
+
+
+def _first_device(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, VirtualTensor):
+            if a.vdev.type != "cpu":
+                return a.vdev
+        elif isinstance(a, (list, tuple)):
+            for v in a:
+                if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
+                    return v.vdev
+    return None
+
+
+class AmbientMode(TorchFunctionMode):
+    """Remembers, during each torch call from Python, the virtual device of its tensor arguments
+    (see run_op: allocations inside C++ composites)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        dev = _first_device(args, kwargs)
+        if dev is None:
+            return func(*args, **kwargs)
+        _ambient.stack.append(dev)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _ambient.stack.pop()
 
 
 class DeviceMode(TorchDispatchMode):

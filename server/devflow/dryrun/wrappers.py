@@ -47,13 +47,18 @@ def _deserializer(obj, location):
     return None
 
 
-def _load(f, map_location=None, *args, **kwargs):
+_UNSET = object()
+
+
+def _load(f, map_location=_UNSET, *args, **kwargs):
+    given = map_location is not _UNSET  # even None: the caller decided where tensors go
+    map_location = None if map_location is _UNSET else map_location
     from torch.utils._python_dispatch import _disable_current_modes
 
     _LOAD_TAGS.clear()
     with _disable_current_modes():  # plain tensors, tagged below from their storages' locations
         obj = _orig["load"](f, map_location, *args, **kwargs)
-    if _LOAD_TAGS and map_location is None:
+    if _LOAD_TAGS and not given:
         where = sorted(set(_LOAD_TAGS.values()))
         recorder.record_error(
             "DEV906", f"This checkpoint holds tensors saved on {', '.join(where)}: torch.load without map_location "
