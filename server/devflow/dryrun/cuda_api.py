@@ -226,8 +226,16 @@ def _cpu(self, memory_format=None):
 
 
 def _default_vdevice():
-    d = torch.get_default_device()
-    return virtual_device(d) if d.type != "cpu" else CPU
+    # torch.get_default_device() itself calls torch.tensor([]) for an index-less device: read the
+    # DeviceContext (set_default_device, `with torch.device(...)`) directly.
+    from torch.overrides import _get_current_function_mode_stack
+    from torch.utils._device import DeviceContext
+
+    for mode in reversed(_get_current_function_mode_stack()):
+        if isinstance(mode, DeviceContext):
+            d = torch.device(mode.device)
+            return virtual_device(d) if d.type != "cpu" else CPU
+    return CPU
 
 
 def _created(t):
