@@ -196,13 +196,20 @@ def _first_device(args, kwargs):
     return None
 
 
+from torch.utils._device import _device_constructors  # noqa: E402
+
+_FACTORIES = _device_constructors()
+
+
 class AmbientMode(TorchFunctionMode):
     """Remembers, during each torch call from Python, the virtual device of its tensor arguments
     (see run_op: allocations inside C++ composites)."""
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        dev = _first_device(args, kwargs)
+        # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
+        # device= says: only allocations inside other ops follow their inputs.
+        dev = None if func in _FACTORIES else _first_device(args, kwargs)
         if dev is None:
             return func(*args, **kwargs)
         _ambient.stack.append(dev)
