@@ -5,6 +5,8 @@ import * as os from 'node:os';
 import * as vscode from 'vscode';
 import { CommandHost, registerCommands } from './commands';
 import { registerDebug } from './debug';
+import { registerDryRun } from './dryrun';
+import { dryRunEnv } from './dryrun/env';
 import { registerClientCommands } from './clientCommands';
 import type { FolderSettings } from './folders';
 import type { FixAction } from './interpreter';
@@ -12,7 +14,7 @@ import { createLog, createTraceLog } from './log';
 import { migrateSettings } from './migrate';
 import { registerPlacement } from './placement';
 import { hasPythonExtension, onPythonInterpreterChange, resolveInterpreter } from './python';
-import { ServerManager } from './server';
+import { bundledLibs, ServerManager } from './server';
 import { ExtensionSettings, readSettings, SECTION } from './settings';
 import { ServerStatus } from './status';
 
@@ -128,6 +130,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   const server = manager;
   context.subscriptions.push(server, server.watchDiagnostics(), ...registerCommands(commandHost(), server, status), ...registerClientCommands(context, server));
+
+  context.subscriptions.push(...registerDryRun({
+    log,
+    interpreter: async () => (await resolveInterpreter(currentSettings(), workspaceResource(), log))?.command,
+    env: () => dryRunEnv(process.env, currentSettings().importStrategy, bundledLibs(context)),
+  }));
 
   try {
     context.subscriptions.push(...registerDebug(log, async () => (await resolveInterpreter(currentSettings(), workspaceResource(), log))?.command));

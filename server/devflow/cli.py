@@ -5,6 +5,7 @@
                   [--jobs N] [--exit-zero] [--config FILE] [--output-file FILE] [--quiet]
     devflow serve [...]      the language server (devflow.lsp.server)
     devflow run [...]        run a script with the runtime probe (devflow.runtime.cli)
+    devflow dryrun [...]     run a script with CUDA emulated, report every device mix (devflow.dryrun.cli)
     devflow rules [CODE ...] the rule catalogue
 
 Exit status of `check`: 0 nothing left to report, 1 findings or files that could not be
@@ -96,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("serve", help="start the language server (stdio by default)", add_help=False)
     sub.add_parser("run", help="run a Python script and explain device errors it raises", add_help=False)
+    sub.add_parser("dryrun", help="run a script with CUDA emulated and report every device mix", add_help=False)
     rules = sub.add_parser("rules", help="list the rules, or show some")
     rules.add_argument("codes", nargs="*", metavar="CODE")
     rules.add_argument("--format", choices=("text", "json"), default="text")
@@ -251,6 +253,7 @@ def _emit(report, args: argparse.Namespace, to_stderr: bool = False) -> int:
 _DELEGATES = {
     "serve": ("devflow.lsp.server", "the language server"),
     "run": ("devflow.runtime.cli", "the runtime probe"),
+    "dryrun": ("devflow.dryrun.cli", "the dry run"),
 }
 
 
@@ -280,10 +283,11 @@ def run_rules(args: argparse.Namespace) -> int:
     import json
 
     try:
-        from devflow.rules import RULES, doc_url
+        from devflow.rules import DYNAMIC_RULES, RULES, doc_url
     except ImportError:
         print("devflow rules: the rule table is not available", file=sys.stderr)
         return EXIT_ERROR
+    RULES = {**RULES, **DYNAMIC_RULES}  # noqa: N806 - the static rules and the dry run's
     codes = [c.upper() for c in args.codes] or sorted(RULES)
     chosen = [RULES[c] for c in sorted(RULES) if any(c.startswith(p) for p in codes)]
     if not chosen:

@@ -82,7 +82,7 @@ test('every command in package.json is registered (showPlacement by the placemen
   const registered = [...host.commands.keys()];
   const editor: string[] = Object.values(EDITOR_COMMANDS);
   for (const id of editor) assert.ok(declared.includes(id), `${id} is not in package.json`);
-  const elsewhere = ['devflow.showPlacement', 'devflow.debugCurrentFile', ...editor]; // the placement view, debug/index.ts, clientCommands.ts
+  const elsewhere = ['devflow.showPlacement', 'devflow.debugCurrentFile', 'devflow.dryRunCurrentFile', ...editor]; // placement view, debug/index.ts, dryrun/, clientCommands.ts
   assert.deepEqual(declared.filter((c) => !elsewhere.includes(c)).sort(), registered.sort());
   assert.ok(declared.includes('devflow.showPlacement'));
   for (const id of Object.values(SERVER_COMMANDS)) assert.ok(!declared.includes(id), `${id} is the server's; the client must not claim it`);

@@ -5,6 +5,6 @@ applicability or None, doc path). Rule implementations live in one module per fa
 collected by `devflow.rules.checks.ALL_RULES`.
 """
 
-from devflow.rules.registry import FAMILIES, RULES, RuleInfo, doc_url
+from devflow.rules.registry import DYNAMIC_RULES, FAMILIES, RULES, RuleInfo, doc_url
 
-__all__ = ["FAMILIES", "RULES", "RuleInfo", "doc_url"]
+__all__ = ["DYNAMIC_RULES", "FAMILIES", "RULES", "RuleInfo", "doc_url"]

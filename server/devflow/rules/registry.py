@@ -18,6 +18,7 @@ FAMILIES = {
     "DEV4": "AMP, GradScaler and fused optimizers on resume",
     "DEV5": "device_map, accelerate and PEFT",
     "DEV6": "default devices and wrappers",
+    "DEV9": "dynamic: found by running the script (devflow dryrun)",
 }
 
 
@@ -74,3 +75,18 @@ _RULES = [
 ]
 
 RULES: dict[str, RuleInfo] = {r.code: r for r in _RULES}
+
+# Found by `devflow dryrun` while the script runs with CUDA emulated, not by the static engine:
+# they have no checker in ALL_RULES, and the dry run attaches the static rule's fix when one
+# explains the same line.
+_DYNAMIC = [
+    RuleInfo("DEV901", "cross-device-op", "An op received tensors on different devices (CUDA's \"Expected all tensors to be on the same device\")", None),
+    RuleInfo("DEV902", "cpu-tensor-device-index", "A cpu tensor was indexed by an index tensor on a device", None),
+    RuleInfo("DEV903", "wrapper-device-check", "DataParallel / DistributedDataParallel / RNN device check failed", None),
+    RuleInfo("DEV904", "generator-device", "A random generator on another device than the tensor it fills", None),
+    RuleInfo("DEV905", "cuda-tensor-to-numpy", "A cuda tensor was converted to numpy without .cpu()", None),
+    RuleInfo("DEV906", "checkpoint-needs-cuda", "A checkpoint saved on cuda was loaded without map_location (fails on a machine without CUDA)", None),
+    RuleInfo("DEV907", "device-error-raised", "The run stopped at a device error raised by library code", None),
+]
+
+DYNAMIC_RULES: dict[str, RuleInfo] = {r.code: r for r in _DYNAMIC}

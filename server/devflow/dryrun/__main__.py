@@ -1,0 +1,5 @@
+import sys
+
+from devflow.dryrun.cli import main
+
+sys.exit(main())

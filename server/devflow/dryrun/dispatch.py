@@ -1,0 +1,233 @@
+"""The aten-level hook. Every op on a VirtualTensor (and, through DeviceMode, every factory) comes
+here: CUDA's device rules are checked on the virtual devices, a mix is recorded, and the op runs on
+the real cpu data as CUDA would after the fix (operands on the majority device)."""
+
+from __future__ import annotations
+
+import threading
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from devflow.dryrun import devrules, recorder
+from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
+
+aten = torch.ops.aten
+META = torch.device("meta")
+
+
+class Settings:
+    meta_above: int | None = None   # bytes: factories larger than this keep meta data
+    devices: int = 1
+
+
+def virtual_device(dev) -> torch.device:
+    """'cuda' -> cuda:<current>; a device string or object -> torch.device."""
+    d = torch.device(dev) if not isinstance(dev, torch.device) else dev
+    if d.type == "cuda" and d.index is None:
+        from devflow.dryrun.cuda_api import current_device
+        return torch.device("cuda", current_device())
+    return d
+
+
+def _storage_device(vdev: torch.device, nbytes: int) -> torch.device:
+    if vdev.type == "meta":
+        return META
+    if Settings.meta_above is not None and nbytes > Settings.meta_above:
+        return META
+    return CPU
+
+
+def run_op(func, args, kwargs):
+    ops = devrules.operands(func, args, kwargs, vdevice)
+    target = None
+    mix = devrules.check(func, ops)
+    if mix is not None:
+        # In backward, a mix is the echo of the forward mix that saved these tensors: the forward
+        # one is reported, and after its fix the backward one would not happen.
+        if torch._C._current_graph_task_id() == -1:
+            recorder.record_mix(func, mix)
+        target = mix.device
+    gen = kwargs.get("generator")
+    if gen is not None:
+        _check_generator(gen, kwargs.get("device"), ops)
+    dev_kw = kwargs.get("device")
+    if dev_kw is not None and func is aten._to_copy.default and torch.device(dev_kw).type != "cuda":
+        # Moves from Python go through cuda_api.move and never reach aten with a device; a
+        # _to_copy with device=cpu comes from C++ (autograd's ToCopyBackward, type_as), which
+        # knows only the wrapper's real device: the virtual one stays.
+        kwargs = dict(kwargs)
+        kwargs.pop("device")
+        dev_kw = None
+    if dev_kw is not None and torch.device(dev_kw).type == "cpu" and _ambient.stack and not _has_tensor(args):
+        # C++ composites (one_hot, losses) allocate with the options of their input, whose real
+        # device is the cpu: inside a torch call on virtual-cuda tensors, that means the input's device.
+        dev_kw = _ambient.stack[-1]
+    if dev_kw is not None:
+        target = virtual_device(dev_kw)
+    elif target is None:
+        target = devrules.result_device(ops) if ops else CPU
+
+    real_args, real_kwargs, on_meta = _unwrap(args, kwargs)
+    if dev_kw is not None:
+        real_kwargs["device"] = META if on_meta or target.type == "meta" else CPU
+    if func is aten._local_scalar_dense.default and on_meta:
+        return _meta_scalar(real_args[0])
+    out = func(*real_args, **real_kwargs)
+    if dev_kw is not None and Settings.meta_above is not None and isinstance(out, torch.Tensor) \
+            and out.device.type == "cpu" and out.numel() * out.element_size() > Settings.meta_above:
+        out = out.to(META)
+    origin = _origin_of(ops, target, func, dev_kw is not None)
+    if func in _RESIZING or torch.Tag.inplace_view in func.tags:
+        _refresh(args[0])
+    return _wrap(out, target, origin, args)
+
+
+_RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor,
+             aten.resize_.default, aten.resize_as_.default, aten.set_.default}
+
+
+def _refresh(t):
+    """An op changed a wrapper's shape in place (unsqueeze_, set_, resize_): the wrapper's own
+    sizes are fixed at creation, so swap in a fresh wrapper under the same Python object."""
+    if isinstance(t, VirtualTensor) and (t.shape != t.elem.shape or t.stride() != t.elem.stride()):
+        fresh = VirtualTensor(t.elem, t.vdev, t.origin)
+        if getattr(t, "_is_param", False):
+            fresh._is_param = True
+        try:
+            torch.utils.swap_tensors(t, fresh)
+        except RuntimeError:
+            pass
+
+
+def _check_generator(gen, dev_kw, ops):
+    from devflow.dryrun.cuda_api import VirtualGenerator
+
+    if not isinstance(gen, VirtualGenerator):
+        # The dispatcher may hand back a fresh Python object for a generator made in Python, which
+        # loses its virtual device: unknown stays silent.
+        return
+    gdev = gen.device
+    want = virtual_device(dev_kw) if dev_kw is not None else devrules.result_device(ops) if ops else CPU
+    if gdev.type != want.type:
+        recorder.record_error("DEV904", f"Expected a '{want.type}' device type for generator but found '{gdev.type}'",
+                              "generator", [])
+
+
+def _unwrap(args, kwargs):
+    on_meta = False
+
+    def un(x):
+        nonlocal on_meta
+        if isinstance(x, VirtualTensor):
+            if x.elem.device.type == "meta":
+                on_meta = True
+            return x.elem
+        if isinstance(x, (list, tuple)) and x and any(isinstance(v, torch.Tensor) for v in x):
+            return type(x)(un(v) for v in x) if not hasattr(x, "_fields") else type(x)(*[un(v) for v in x])
+        return x
+
+    real_args = [un(a) for a in args]
+    real_kwargs = {k: un(v) for k, v in kwargs.items()}
+    if on_meta:  # some operands are too large to hold: compute this op on meta
+        real_args = [_to_meta(a) for a in real_args]
+        real_kwargs = {k: _to_meta(v) for k, v in real_kwargs.items()}
+    return real_args, real_kwargs, on_meta
+
+
+def _to_meta(x):
+    if isinstance(x, torch.Tensor) and x.device.type == "cpu" and x.dim() > 0:
+        return x.to(META)
+    if isinstance(x, (list, tuple)) and x and isinstance(x[0], torch.Tensor):
+        return type(x)(_to_meta(v) for v in x)
+    return x
+
+
+def _meta_scalar(t):
+    # Data held on meta has no values: a neutral value keeps the script going (documented).
+    if t.dtype == torch.bool:
+        return False
+    return 0.0 if t.dtype.is_floating_point or t.dtype.is_complex else 0
+
+
+def _origin_of(ops, target, func, created):
+    if created or not ops:
+        return recorder.here("created")
+    for o in ops:
+        if o.device == target and isinstance(o.tensor, VirtualTensor) and o.tensor.origin is not None:
+            return o.tensor.origin
+    return None
+
+
+def _wrap(out, vdev, origin, args):
+    if isinstance(out, torch.Tensor) and not isinstance(out, VirtualTensor):
+        for a in args:  # in-place and out= ops return their self: keep the program's object
+            if isinstance(a, VirtualTensor) and a.elem is out:
+                return a
+        return VirtualTensor(out, vdev, origin)
+    if isinstance(out, (list, tuple)):
+        wrapped = [_wrap(o, vdev, origin, args) for o in out]
+        return type(out)(wrapped) if not hasattr(out, "_fields") else type(out)(*wrapped)
+    return out
+
+
+def _has_tensor(args) -> bool:
+    return any(isinstance(a, torch.Tensor) for a in args)
+
+
+class _Ambient(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_ambient = _Ambient()
+
+
+def _first_device(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, VirtualTensor):
+            if a.vdev.type != "cpu":
+                return a.vdev
+        elif isinstance(a, (list, tuple)):
+            for v in a:
+                if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
+                    return v.vdev
+    return None
+
+
+from torch.utils._device import _device_constructors  # noqa: E402
+
+_FACTORIES = _device_constructors()
+
+
+class AmbientMode(TorchFunctionMode):
+    """Remembers, during each torch call from Python, the virtual device of its tensor arguments
+    (see run_op: allocations inside C++ composites)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
+        # device= says: only allocations inside other ops follow their inputs.
+        dev = None if func in _FACTORIES else _first_device(args, kwargs)
+        if dev is None:
+            return func(*args, **kwargs)
+        _ambient.stack.append(dev)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            _ambient.stack.pop()
+
+
+class DeviceMode(TorchDispatchMode):
+    """Active for the whole run: factories (`torch.zeros(..., device="cuda")`) and ops on plain
+    tensors go through run_op too, so every tensor carries a virtual device and an origin."""
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # Nothing is compiled under a dry run (torch.compile runs eagerly); wrapping the hook in
+        # dynamo.disable would import torch._dynamo (seconds) for nothing.
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return run_op(func, args, kwargs or {})

@@ -1,0 +1,152 @@
+"""Findings of one dry run. A finding is keyed by (user's file, line, kind): the first occurrence
+keeps the op, the operands' devices and origins and the Python stack; later ones add to `count`.
+
+"User code" is every file outside the Python installation, site-packages, torch and devflow: the
+script, its sibling modules and the user's own packages."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import sysconfig
+import threading
+
+import torch
+
+from devflow.rules.registry import DYNAMIC_RULES  # noqa: E402 - light import
+
+KINDS = {code: info.summary for code, info in DYNAMIC_RULES.items()}
+
+_LIB_ROOTS: tuple[str, ...] = ()
+_lock = threading.Lock()
+
+
+def _init_roots():
+    global _LIB_ROOTS
+    roots = {os.path.dirname(torch.__file__), os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        p = sysconfig.get_paths().get(key)
+        if p:
+            roots.add(p)
+    roots.update(p for p in sys.path if p.endswith(("site-packages", "dist-packages")))
+    _LIB_ROOTS = tuple(os.path.realpath(r) + os.sep for r in roots if r)
+
+
+_user_cache: dict[str, bool] = {}
+
+
+def is_user_file(filename: str) -> bool:
+    hit = _user_cache.get(filename)
+    if hit is None:
+        if filename.startswith("<") or not filename:
+            hit = False
+        else:
+            real = os.path.realpath(filename)
+            hit = not real.startswith(_LIB_ROOTS)
+        _user_cache[filename] = hit
+    return hit
+
+
+def user_frames(limit: int = 12, frame=None) -> list[tuple[str, int, str]]:
+    """The user's frames on the current stack, innermost first."""
+    f = frame or sys._getframe(1)
+    out = []
+    while f is not None and len(out) < limit:
+        code = f.f_code
+        if is_user_file(code.co_filename):
+            out.append((code.co_filename, f.f_lineno, code.co_name))
+        f = f.f_back
+    return out
+
+
+def here(kind: str, callers: int = 2):
+    """(kind, file, line, previous origin, outer user frames) of the innermost user frame - the
+    allocation stack, up to `callers` outer user frames - or None inside library-only code."""
+    f = sys._getframe(1)
+    while f is not None:
+        if is_user_file(f.f_code.co_filename):
+            outer = []
+            g = f.f_back
+            while g is not None and len(outer) < callers:
+                if is_user_file(g.f_code.co_filename):
+                    outer.append((g.f_code.co_filename, g.f_lineno))
+                g = g.f_back
+            return (kind, f.f_code.co_filename, f.f_lineno, None, tuple(outer))
+        f = f.f_back
+    return None
+
+
+class Recorder:
+    def __init__(self):
+        self.findings: dict[tuple, dict] = {}
+        self.out_path: str | None = None
+        self.events = 0
+
+    def add(self, kind: str, message: str, op: str, operands: list[dict], frames, severity="error",
+            extra: dict | None = None):
+        if not frames:
+            frames = [("<library>", 0, "")]
+        path, line, _ = frames[0]
+        key = (path, line, kind)
+        with _lock:
+            self.events += 1
+            found = self.findings.get(key)
+            if found is not None:
+                found["count"] += 1
+                return
+            self.findings[key] = {
+                "code": kind, "path": path, "line": line, "message": message, "op": op, "count": 1,
+                "severity": severity, "operands": operands,
+                "stack": [{"path": p, "line": n, "function": fn} for p, n, fn in frames],
+                **(extra or {}),
+            }
+            self.save()
+
+    def save(self, status: dict | None = None):
+        if self.out_path is None:
+            return
+        doc = {"findings": list(self.findings.values()), "status": status or {"state": "running"}}
+        tmp = self.out_path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        os.replace(tmp, self.out_path)
+
+
+RECORDER = Recorder()
+
+
+def operand_json(name: str, tensor) -> dict:
+    origin = getattr(tensor, "origin", None)
+    from devflow.dryrun.vtensor import vdevice
+    d = {"name": name, "device": str(vdevice(tensor)), "shape": list(tensor.shape), "dtype": str(tensor.dtype)}
+    d["origins"] = origins_json(origin)
+    return d
+
+
+def origins_json(origin) -> list[dict]:
+    """origin is a chain: (kind, file, line, previous origin, outer user frames)."""
+    out = []
+    while origin and len(out) < 8:
+        item = {"kind": origin[0], "path": origin[1], "line": origin[2]}
+        if len(origin) > 4 and origin[4]:
+            item["callers"] = [{"path": p, "line": n} for p, n in origin[4]]
+        out.append(item)
+        origin = origin[3] if len(origin) > 3 else None
+    return out
+
+
+def record_mix(func, mix):
+    frames = user_frames(frame=sys._getframe(2))
+    op = func._schema.name.replace("aten::", "aten.")
+    RECORDER.add(mix.kind, mix.message, op, [operand_json(o.name, o.tensor) for o in mix.operands], frames)
+
+
+def record_error(kind: str, message: str, exc_type: str, tensors: list, severity="error", frames=None,
+                 extra=None):
+    frames = frames or user_frames(frame=sys._getframe(1))
+    RECORDER.add(kind, message, exc_type, [operand_json(f"arg{i}", t) for i, t in enumerate(tensors)], frames,
+                 severity=severity, extra=extra)
+
+
+_init_roots()

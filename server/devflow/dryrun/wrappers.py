@@ -1,0 +1,254 @@
+"""Library entry points that touch devices outside the aten ops: torch.save / torch.load (storage
+location tags), DataParallel and DistributedDataParallel (their device checks, one process),
+torch.distributed (a world of one), torch.compile (run eagerly), DataLoader worker queues."""
+
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+
+from devflow.dryrun import recorder
+from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
+
+_SAVE_TAGS: dict[int, str] = {}
+_LOAD_TAGS: dict[int, str] = {}
+_orig: dict = {}
+
+
+# -- torch.save / torch.load -------------------------------------------------------------------------
+
+def reduce_virtual(t: VirtualTensor, proto):
+    """Pickle the data as a plain tensor; remember the virtual device so that torch.save writes
+    the storage's location as a GPU run would ("cuda:0")."""
+    elem = t.elem
+    if t.vdev.type == "cuda" and elem.device.type == "cpu":
+        _SAVE_TAGS[elem.untyped_storage().data_ptr()] = str(t.vdev)
+    if getattr(t, "_is_param", False):
+        return (torch._utils._rebuild_parameter, (elem.detach(), t.requires_grad, {}))
+    if t.requires_grad:
+        elem = elem.detach()
+    return elem.__reduce_ex__(proto)
+
+
+def _tagger(obj):
+    if isinstance(obj, torch.UntypedStorage) or hasattr(obj, "data_ptr"):
+        try:
+            return _SAVE_TAGS.get(obj.data_ptr())
+        except Exception:  # noqa: BLE001 - not a storage we tagged
+            return None
+    return None
+
+
+def _deserializer(obj, location):
+    # A storage saved on cuda: keep its data on the cpu, remember where it belongs.
+    if isinstance(location, str) and location.startswith("cuda"):
+        _LOAD_TAGS[obj.data_ptr()] = location
+        return obj
+    return None
+
+
+_UNSET = object()
+
+
+def _load(f, map_location=_UNSET, *args, **kwargs):
+    given = map_location is not _UNSET  # even None: the caller decided where tensors go
+    map_location = None if map_location is _UNSET else map_location
+    from torch.utils._python_dispatch import _disable_current_modes
+
+    _LOAD_TAGS.clear()
+    with _disable_current_modes():  # plain tensors, tagged below from their storages' locations
+        obj = _orig["load"](f, map_location, *args, **kwargs)
+    if _LOAD_TAGS and not given:
+        where = sorted(set(_LOAD_TAGS.values()))
+        recorder.record_error(
+            "DEV906", f"This checkpoint holds tensors saved on {', '.join(where)}: torch.load without map_location "
+            "puts them back there, and on a machine without CUDA it fails with \"Attempting to deserialize object "
+            "on a CUDA device but torch.cuda.is_available() is False\". Pass map_location.", "torch.load", [],
+            severity="warning")
+    origin = recorder.here("loaded")
+    return _retag(obj, origin, {})
+
+
+def _retag(obj, origin, memo):
+    if id(obj) in memo:
+        return memo[id(obj)]
+    if isinstance(obj, VirtualTensor):
+        return obj
+    if isinstance(obj, torch.Tensor):
+        loc = _LOAD_TAGS.get(obj.untyped_storage().data_ptr()) if obj.device.type == "cpu" else None
+        vdev = torch.device(loc) if loc else obj.device
+        out = VirtualTensor(obj.detach(), vdev, origin)
+        if isinstance(obj, nn.Parameter):
+            out._is_param = True
+            out.requires_grad_(obj.requires_grad)
+        elif obj.requires_grad:
+            out.requires_grad_(True)
+        memo[id(obj)] = out
+        return out
+    if isinstance(obj, nn.Module):
+        for m in obj.modules():
+            for k, p in list(m._parameters.items()):
+                if p is not None:
+                    m._parameters[k] = _retag(p, origin, memo)
+            for k, b in list(m._buffers.items()):
+                if b is not None:
+                    m._buffers[k] = _retag(b, origin, memo)
+        return obj
+    if isinstance(obj, dict):
+        for k in list(obj.keys()):
+            obj[k] = _retag(obj[k], origin, memo)
+        return obj
+    if isinstance(obj, list):
+        obj[:] = [_retag(v, origin, memo) for v in obj]
+        return obj
+    if isinstance(obj, tuple):
+        vals = [_retag(v, origin, memo) for v in obj]
+        return type(obj)(*vals) if hasattr(obj, "_fields") else type(obj)(vals)
+    return obj
+
+
+def _save(obj, f, *args, **kwargs):
+    try:
+        return _orig["save"](obj, f, *args, **kwargs)
+    finally:
+        _SAVE_TAGS.clear()
+
+
+def install_serialization():
+    import torch.serialization as ser
+
+    ser.register_package(1, _tagger, _deserializer)
+    _orig.update(load=torch.load, save=torch.save)
+    torch.load, torch.save = _load, _save
+    ser.load, ser.save = _load, _save
+    from multiprocessing.reduction import ForkingPickler
+    from torch.multiprocessing.reductions import reduce_tensor
+
+    ForkingPickler.register(VirtualTensor, lambda t: reduce_tensor(t.elem.detach() if t.requires_grad else t.elem))
+
+
+# -- DataParallel / DistributedDataParallel -------------------------------------------------------------
+
+def _move_all(obj, dev):
+    from devflow.dryrun.cuda_api import move
+    if isinstance(obj, torch.Tensor):
+        return move(obj, dev)
+    if isinstance(obj, (list, tuple)):
+        vals = [_move_all(v, dev) for v in obj]
+        return type(obj)(*vals) if hasattr(obj, "_fields") else type(obj)(vals)
+    if isinstance(obj, dict):
+        return type(obj)((k, _move_all(v, dev)) for k, v in obj.items())
+    return obj
+
+
+def _check_module_on(module: nn.Module, dev: torch.device, message) -> bool:
+    for t in list(module.parameters()) + list(module.buffers()):
+        if vdevice(t) != dev:
+            recorder.record_error("DEV903", message(vdevice(t)), "module device check", [t])
+            return False
+    return True
+
+
+class DataParallel(nn.Module):
+    """nn.DataParallel on virtual GPUs: its device check and input scatter to device_ids[0]; the
+    module runs once on device_ids[0] (no replicas: the gradient is the same)."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0):
+        super().__init__()
+        from devflow.dryrun.dispatch import Settings
+        self.module = module
+        self.dim = dim
+        if device_ids is None:
+            device_ids = list(range(Settings.devices))
+        self.device_ids = [d if isinstance(d, int) else torch.device(d).index or 0 for d in device_ids]
+        self.output_device = self.device_ids[0] if output_device is None else (
+            output_device if isinstance(output_device, int) else torch.device(output_device).index or 0)
+        self.src_device_obj = torch.device("cuda", self.device_ids[0]) if self.device_ids else CPU
+        if len(self.device_ids) == 1:
+            self.module.to(self.src_device_obj)
+
+    def forward(self, *inputs, **kwargs):
+        if not self.device_ids:
+            return self.module(*inputs, **kwargs)
+        src = self.src_device_obj
+        if not _check_module_on(self.module, src, lambda d: (
+                f"module must have its parameters and buffers on device {src} (device_ids[0]) but found one of "
+                f"them on device: {d}")):
+            self.module.to(src)  # as after the fix
+        inputs, kwargs = _move_all(inputs, src), _move_all(kwargs, src)
+        out = self.module(*inputs, **kwargs)
+        return _move_all(out, torch.device("cuda", self.output_device)) if self.output_device != src.index else out
+
+
+class DistributedDataParallel(nn.Module):
+    """DDP in a world of one process: DDP's construction-time device checks and its move of the
+    inputs to device_ids[0]; gradients need no all-reduce in a world of one."""
+
+    def __init__(self, module, device_ids=None, output_device=None, dim=0, broadcast_buffers=True, *args, **kwargs):
+        super().__init__()
+        self.module = module
+        self.device_ids = device_ids
+        devices = {vdevice(p) for p in module.parameters()}
+        if device_ids:
+            ids = [d if isinstance(d, int) else torch.device(d).index or 0 for d in device_ids]
+            if len(ids) > 1:
+                recorder.record_error("DEV903", f"DistributedDataParallel device_ids and output_device arguments only "
+                                      f"work with single-device CUDA modules, but got device_ids {ids}", "DDP", [])
+            if any(d.type != "cuda" for d in devices) or len(devices) > 1:
+                recorder.record_error(
+                    "DEV903", "DistributedDataParallel device_ids and output_device arguments only work with "
+                    "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
+                    f"{list(device_ids)}, output_device {output_device}, and module parameters "
+                    f"{ {torch.device(d.type) if d.type == 'cpu' else d for d in devices} }.", "DDP", [])
+                module.to(torch.device("cuda", ids[0]))  # as after the fix
+            self._input_device = torch.device("cuda", ids[0])
+        else:
+            self._input_device = None
+
+    def forward(self, *inputs, **kwargs):
+        if self._input_device is not None:
+            inputs, kwargs = _move_all(inputs, self._input_device), _move_all(kwargs, self._input_device)
+        return self.module(*inputs, **kwargs)
+
+    def no_sync(self):
+        import contextlib
+        return contextlib.nullcontext()
+
+
+def install_parallel():
+    nn.DataParallel = nn.parallel.DataParallel = DataParallel
+    nn.parallel.DistributedDataParallel = DistributedDataParallel
+    import torch.nn.parallel.distributed as dist_mod
+    dist_mod.DistributedDataParallel = DistributedDataParallel
+    import torch.distributed as dist
+
+    world = {"init": False}
+    one = lambda *a, **k: 1  # noqa: E731
+    zero = lambda *a, **k: 0  # noqa: E731
+
+    def init_process_group(*a, **k):
+        world["init"] = True
+
+    def noop(*a, **k):
+        return None
+
+    for name, fn in {"init_process_group": init_process_group, "is_initialized": lambda: world["init"],
+                     "get_world_size": one, "get_rank": zero, "barrier": noop, "all_reduce": noop,
+                     "broadcast": noop, "reduce": noop, "destroy_process_group": noop,
+                     "get_local_rank": zero, "is_available": lambda: True}.items():
+        setattr(dist, name, fn)
+
+    def all_gather(tensor_list, tensor, *a, **k):
+        for t in tensor_list:
+            t.copy_(tensor)
+
+    dist.all_gather = all_gather
+
+
+def install_compile():
+    def compile(model=None, **kwargs):  # noqa: A001 - the name users call
+        if model is None:
+            return lambda m: m
+        return model
+
+    torch.compile = compile
