@@ -187,6 +187,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("dataloader_labels_not_moved.py", [("DEV202", 14)]),
     ("dataloader_inputs_not_moved.py", [("DEV202", 11)]),
     ("resume_helper_before_move.py", [("DEV302", 8)]),
+    ("map_location_on_restore_helper.py", [("DEV303", 20), ("DEV303", 26)]),
     ("rope_position_ids_cpu.py", [("DEV201", 18)]),
     ("ema_state_dict_helper.py", [("DEV202", 20)]),
     ("tokenizer_output_spread_unmoved.py", [("DEV202", 10), ("DEV202", 15), ("DEV107", 17), ("DEV202", 22)]),
@@ -200,7 +201,7 @@ def test_shapes_beyond_the_corpus(name, expected):
 @pytest.mark.parametrize("name", ["clean_training_script.py", "clean_hf_script.py", "clean_accelerate_prepare.py",
                                   "clean_lightning_module.py", "clean_head_replaced_then_moved.py",
                                   "clean_resume_after_move.py", "clean_ema_after_move.py",
-                                  "clean_batch_moved_entry_by_entry.py"])
+                                  "clean_batch_moved_entry_by_entry.py", "clean_map_location_on_load.py"])
 def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors
@@ -252,3 +253,13 @@ def test_analysis_leaves_no_reference_cycles_and_does_not_write_to_the_tree():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_map_location_moves_into_torch_load():
+    """The fix hands the keyword to torch.load and keeps the other arguments; a name loaded earlier gets no fix."""
+    src = (FIXTURES / "map_location_on_restore_helper.py").read_text()
+    first, second = analyze(src).diagnostics
+    assert first.fix is not None and first.fix.applicability == "safe" and second.fix is None
+    fixed = apply_edits(src, first.fix.edits)
+    assert 'self.net.load_state_dict(torch.load(weights, map_location="cpu"), strict=False)' in fixed
+    assert [d.code for d in analyze(fixed).diagnostics] == ["DEV303"]
