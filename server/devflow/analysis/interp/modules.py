@@ -12,6 +12,12 @@ from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
 
 
+def _guards(stack: list) -> list:
+    """The `if` statements around the innermost statement, as (if, True when it sits in the body;
+    False for an `else` branch: a guard a fix could not copy)."""
+    return [(st, any(s is inner for s in st.body)) for st, inner in zip(stack, stack[1:]) if isinstance(st, ast.If)]
+
+
 class Modules:
     """Module objects: calls, moves and methods; methods of other heap objects."""
 
@@ -80,6 +86,7 @@ class Modules:
         obj.move_recv = recv_text  # type: ignore[attr-defined]
         seen: set[int] = set()
         self._cur_move = (move_text, frame)
+        self._cur_guards = _guards(frame.stmt_stack)
         self._move_rec(obj, dev, origin, frame, seen)
         pend = frame.pending_names.pop(recv_text, None)
         if pend is not None:
