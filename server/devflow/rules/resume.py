@@ -162,6 +162,13 @@ def _own_nodes(scope):
             stack.extend(ast.iter_child_nodes(n))
 
 
+class OptimizerStateCreatedBeforeMove(Rule):
+    """DEV304: an optimizer whose `__init__` creates per-parameter state tensors is built before the
+    model is moved (interpreter)."""
+
+    code = "DEV304"
+
+
 class FusedOptimizerResume(Rule):
     """DEV401: fused AdamW resumed from a cpu-mapped checkpoint; HF Trainer optim="adamw_torch_fused" + resume."""
 
@@ -277,4 +284,4 @@ class GradScalerStateNotSaved(Rule):
         return out
 
 
-RULES = [LoadWithoutMapLocation(), MapLocationOnLoadStateDict(), OptimizerLoadedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]
+RULES = [LoadWithoutMapLocation(), MapLocationOnLoadStateDict(), OptimizerLoadedBeforeMove(), OptimizerStateCreatedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]

@@ -6,10 +6,73 @@ from __future__ import annotations
 
 import ast
 
+from devflow.analysis import torch_api as T
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
+
+
+def derives_from_optimizer(info, index, seen=None) -> bool:
+    """A project class built on `torch.optim.Optimizer` (or on a built-in optimizer)."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    for b in info.bases:
+        q = (info.home or index).qualify(b)
+        if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in T.OPTIMIZERS | {"Optimizer"}:
+            return True
+    return any(derives_from_optimizer(b, index, seen) for b in info.base_infos)
+
+
+def eager_state_store(info, index) -> ast.AST | None:
+    """The first statement, in `__init__` or a method it calls on `self` (any depth), that stores a
+    tensor made by a torch function into the per-parameter state (`self.state[p][k] = torch...`, or
+    through `state = self.state[p]`). torch.optim's own optimizers create their state lazily, in the
+    first `step()`, on the parameters' device at that time; such a class creates it now, where the
+    parameters are now."""
+    home = info.home or index
+    todo, seen = ["__init__"], set()
+    while todo:
+        found = info.method(todo.pop())
+        if found is None or id(found[0]) in seen:
+            continue
+        fn, owner = found
+        seen.add(id(fn))
+        fhome = owner.home or home
+        aliases = set()
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self":
+                todo.append(n.func.attr)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                    _is_self_state(n.value):
+                aliases.add(n.targets[0].id)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and (_is_self_state(t.value) or
+                                                      isinstance(t.value, ast.Name) and t.value.id in aliases)
+                    for t in n.targets) and _makes_tensor(n.value, fhome):
+                return n
+    return None
+
+
+def _is_self_state(node) -> bool:
+    """`self.state[...]`"""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "state" \
+        and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+
+
+def _makes_tensor(node, index) -> bool:
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call):
+            d = index.dotted(c.func)
+            q = index.qualify(d) if d else ""
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.") and (last in T.FACTORIES or last in T.LIKE_FACTORIES or last in T.MAYBE_SCALAR_FACTORIES):
+                return True
+    return False
 
 
 def _guards(stack: list) -> list:
@@ -115,6 +178,16 @@ class Modules:
                             f"is {origin.reason}, so the optimizer's state stays on cpu and `step()` mixes devices",
                             [(origin.span, origin.reason)], fix)
                 self.add(f)
+            eager = getattr(opt, "eager_state", None)
+            if eager is not None and definitely_differ(eager[2], dev):
+                opt.eager_state = None  # type: ignore[attr-defined]
+                store, made, before = eager
+                self.add(Finding(
+                    "DEV304", made.span,
+                    f"`{opt.qual}` creates its per-parameter state in `__init__` (line {store.lineno}), on the device "
+                    f"the parameters have now ({before.render()}); the model is {origin.reason}, so the state stays behind and "
+                    f"`step()` mixes devices: build the optimizer after the move",
+                    [(origin.span, origin.reason), (span_of(store), "state tensor created here")]))
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
