@@ -285,6 +285,7 @@ class Calls:
         """An optimizer class of the project: it steps the parameters of the modules it was given; when
         its `__init__` creates state tensors, they sit on those modules' device of this moment."""
         mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
+        self.supersede_optimizers(mods)
         for m in mods:
             obj.modules.append(m)
             m.optimizers.append(obj)

@@ -221,7 +221,9 @@ class Library:
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
             obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
                             for k in ("fused", "foreach", "capturable"))
-            for m in self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)]):
+            mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
+            self.supersede_optimizers(mods)
+            for m in mods:
                 obj.modules.append(m)
                 m.optimizers.append(obj)
             self._optimizers.append(obj)

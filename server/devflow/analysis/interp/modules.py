@@ -177,12 +177,12 @@ class Modules:
                             f"the optimizer state is loaded while the model is still on cpu ({lo.reason}); the model "
                             f"is {origin.reason}, so the optimizer's state stays on cpu and `step()` mixes devices",
                             [(origin.span, origin.reason)], fix)
-                self.add(f)
+                opt.stale = self.add(f)  # type: ignore[attr-defined]
             eager = getattr(opt, "eager_state", None)
             if eager is not None and definitely_differ(eager[2], dev):
                 opt.eager_state = None  # type: ignore[attr-defined]
                 store, made, before = eager
-                self.add(Finding(
+                opt.stale = self.add(Finding(  # type: ignore[attr-defined]
                     "DEV304", made.span,
                     f"`{opt.qual}` creates its per-parameter state in `__init__` (line {store.lineno}), on the device "
                     f"the parameters have now ({before.render()}); the model is {origin.reason}, so the state stays behind and "
@@ -199,6 +199,19 @@ class Modules:
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+
+    def supersede_optimizers(self, mods: list) -> None:
+        """A new optimizer over the same modules, built after the move: the stale one is replaced
+        (`optimizer = Adam(model.parameters())` again, state loaded again), so its finding goes."""
+        if not mods:
+            return
+        ids = {id(m) for m in mods}
+        for m in mods:
+            for old in m.optimizers:
+                f = getattr(old, "stale", None)
+                if f is not None and {id(x) for x in old.modules} == ids:
+                    f.cancelled = True
+                    old.stale = None  # type: ignore[attr-defined]
 
     def parse_to_args(self, args, kwargs, recv_dev) -> Dev | None:
         """The device a `.to(...)` call moves to; `recv_dev` when it only changes the dtype; TOP if unknown."""
