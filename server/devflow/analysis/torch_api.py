@@ -67,4 +67,9 @@ WEIGHTED_LOSSES = frozenset({"CrossEntropyLoss", "NLLLoss", "BCELoss", "BCEWithL
 LOSS_WEIGHT_KWARGS = frozenset({"weight", "pos_weight"})
 OPTIMIZERS = frozenset({"SGD", "Adam", "AdamW", "Adagrad", "Adadelta", "Adamax", "ASGD", "LBFGS", "NAdam", "RAdam",
                         "RMSprop", "Rprop", "SparseAdam", "Adafactor", "Muon"})
+# torch.optim classes whose __init__ creates per-parameter state tensors (on the parameters' device
+# at construction time) instead of lazily in the first step(); from torch 2.13's sources, by the same
+# summary the engine computes for a project's optimizers (tests/python/engine/test_optimizer_state.py
+# re-derives it from the installed torch).
+EAGER_STATE_OPTIMIZERS = frozenset({"Adagrad"})
 DATA_PARALLEL = frozenset({"DataParallel", "DistributedDataParallel"})

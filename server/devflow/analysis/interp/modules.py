@@ -182,12 +182,13 @@ class Modules:
             if eager is not None and definitely_differ(eager[2], dev):
                 opt.eager_state = None  # type: ignore[attr-defined]
                 store, made, before = eager
+                where = f"in `__init__` (line {store.lineno})" if store is not None else "in `__init__`"
+                related = [(origin.span, origin.reason)] + ([(span_of(store), "state tensor created here")] if store else [])
                 opt.stale = self.add(Finding(  # type: ignore[attr-defined]
                     "DEV304", made.span,
-                    f"`{opt.qual}` creates its per-parameter state in `__init__` (line {store.lineno}), on the device "
-                    f"the parameters have now ({before.render()}); the model is {origin.reason}, so the state stays behind and "
-                    f"`step()` mixes devices: build the optimizer after the move",
-                    [(origin.span, origin.reason), (span_of(store), "state tensor created here")]))
+                    f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have now "
+                    f"({before.render()}); the model is {origin.reason}, so the state stays behind and `step()` mixes "
+                    f"devices: build the optimizer after the move", related))
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
