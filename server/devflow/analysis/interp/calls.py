@@ -60,6 +60,14 @@ class Calls:
             pend = frame.pending_names.pop(self.text(func.value), None)
             if pend is not None:
                 pend.cancelled = True
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.IfExp) and recv.kind == "unknown" and \
+                func.attr in ("append", "extend", "insert"):
+            # `(skip if c else decay).append(p)`: one of two lists grows; both may hold it afterwards
+            for branch in (func.value.body, func.value.orelse):
+                b = self.eval(branch, frame)
+                if b.kind == "obj" and b.obj is not None and b.obj.kind == "list":
+                    self.obj_method(node, b, func.attr, args, kwargs, frame)
+            return Val("const", const=None)
         try:
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
