@@ -57,3 +57,10 @@ def test_unknown_model_device_stays_silent():
         "    return opt\n"
     )
     assert analyze(src).diagnostics == []
+
+
+def test_forms_of_eager_state():
+    """`self.state[p] = {k: p.new_zeros(...)}` and `self.state[p].update(k=p.clone())` are eager state;
+    a non-tensor entry (`self.state["meta"] = {...}`) is not."""
+    r = analyze((FIXTURES / "eager_state_forms.py").read_text())
+    assert [(d.code, d.span.line) for d in r.diagnostics] == [("DEV304", 28), ("DEV304", 30)]

@@ -51,10 +51,14 @@ def eager_state_store(info, index) -> ast.AST | None:
                 aliases.add(n.targets[0].id)
         for n in ast.walk(fn):
             if isinstance(n, ast.Assign) and any(
-                    isinstance(t, ast.Subscript) and (_is_self_state(t.value) or
+                    isinstance(t, ast.Subscript) and (_is_self_state(t.value) or _is_self_state_map(t.value) or
                                                       isinstance(t.value, ast.Name) and t.value.id in aliases)
                     for t in n.targets) and _makes_tensor(n.value, fhome):
-                return n
+                return n  # state[k] = tensor, self.state[p][k] = tensor, self.state[p] = {k: tensor}
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault") \
+                    and (_is_self_state(n.func.value) or isinstance(n.func.value, ast.Name) and n.func.value.id in aliases) \
+                    and any(_makes_tensor(a, fhome) for a in list(n.args) + [k.value for k in n.keywords]):
+                return n  # state.update(buf=torch.zeros_like(p))
     return None
 
 
@@ -64,8 +68,21 @@ def _is_self_state(node) -> bool:
         and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
 
 
+def _is_self_state_map(node) -> bool:
+    """`self.state` itself (`self.state[p] = {...}`)."""
+    return isinstance(node, ast.Attribute) and node.attr == "state" and isinstance(node.value, ast.Name) and \
+        node.value.id == "self"
+
+
+# Tensor methods that make a new tensor on the receiver's device (`p.new_zeros(...)`, `p.clone()`).
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "clone"})
+
+
 def _makes_tensor(node, index) -> bool:
     for c in ast.walk(node):
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _NEW_TENSOR_METHODS and \
+                not (isinstance(c.func.value, ast.Name) and c.func.value.id in ("self", "copy")):
+            return True
         if isinstance(c, ast.Call):
             d = index.dotted(c.func)
             q = index.qualify(d) if d else ""
