@@ -64,3 +64,11 @@ def test_forms_of_eager_state():
     a non-tensor entry (`self.state["meta"] = {...}`) is not."""
     r = analyze((FIXTURES / "eager_state_forms.py").read_text())
     assert [(d.code, d.span.line) for d in r.diagnostics] == [("DEV304", 28), ("DEV304", 30)]
+
+
+def test_state_made_by_a_step_before_the_move():
+    """Adam's first step() creates exp_avg on cpu; the model moves after: reported at the step. Plain
+    SGD (no momentum) keeps no state tensors: silent."""
+    r = analyze((FIXTURES / "optimizer_stepped_before_move.py").read_text())
+    assert [(d.code, d.span.line) for d in r.diagnostics] == [("DEV304", 16)]
+    assert "move the model before the first step" in r.diagnostics[0].message

@@ -226,6 +226,10 @@ class Library:
             for m in mods:
                 obj.modules.append(m)
                 m.optimizers.append(obj)
+            # torch.optim's step() creates state tensors, except plain SGD (no momentum buffer)
+            mom = kwargs.get("momentum", args[2] if len(args) > 2 else None)
+            obj.step_makes_state = last != "SGD" or (  # type: ignore[attr-defined]
+                mom is not None and mom.kind == "const" and isinstance(mom.const, (int, float)) and mom.const != 0)
             devs = {m.dev for m in mods}
             if last in T.EAGER_STATE_OPTIMIZERS and len(devs) == 1 and None not in devs and next(iter(devs)).known and \
                     not any(getattr(m, "standalone", False) or m.dispatched for m in mods):

@@ -199,13 +199,17 @@ class Modules:
             if eager is not None and definitely_differ(eager[2], dev):
                 opt.eager_state = None  # type: ignore[attr-defined]
                 store, made, before = eager
-                where = f"in `__init__` (line {store.lineno})" if store is not None else "in `__init__`"
-                related = [(origin.span, origin.reason)] + ([(span_of(store), "state tensor created here")] if store else [])
+                stepped = store is not None and made.span == span_of(store)
+                where = f"in `{self.text(store)}`, its first step" if stepped else \
+                    f"in `__init__` (line {store.lineno})" if store is not None else "in `__init__`"
+                related = [(origin.span, origin.reason)] + \
+                    ([(span_of(store), "state tensor created here")] if store is not None and not stepped else [])
                 opt.stale = self.add(Finding(  # type: ignore[attr-defined]
                     "DEV304", made.span,
-                    f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have now "
+                    f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have then "
                     f"({before.render()}); the model is {origin.reason}, so the state stays behind and `step()` mixes "
-                    f"devices: build the optimizer after the move", related))
+                    f"devices: " + ("move the model before the first step" if stepped else "build the optimizer after the move"),
+                    related))
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
@@ -341,6 +345,15 @@ class Modules:
             if name == "get" and args and args[0].kind == "const":
                 return obj.keys.get(args[0].const, UNKNOWN)
         if obj.kind == "optimizer":
+            if name == "step" and getattr(obj, "step_makes_state", False) and getattr(obj, "eager_state", None) is None:
+                # the first step() creates the state, on the parameters' device of this moment
+                mods = [m for m in obj.modules if m.kind == "module"]
+                devs = {m.dev for m in mods}
+                if mods and len(devs) == 1 and None not in devs and next(iter(devs)).known and \
+                        not any(getattr(m, "standalone", False) or m.dispatched for m in mods):
+                    obj.eager_state = (node, Origin(span_of(node), f"`{self.text(node)}` at line {node.lineno}"),  # type: ignore[attr-defined]
+                                       next(iter(devs)))
+                obj.step_makes_state = False  # type: ignore[attr-defined]
             if name == "load_state_dict":
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
