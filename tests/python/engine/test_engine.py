@@ -205,7 +205,8 @@ def test_shapes_beyond_the_corpus(name, expected):
                                   "clean_resume_after_move.py", "clean_ema_after_move.py",
                                   "clean_batch_moved_entry_by_entry.py", "clean_map_location_on_load.py",
                                   "clean_param_groups_resume_after_move.py", "clean_filter_params_resume.py",
-                                  "clean_trainer_trainable_params_resume.py", "clean_optimizer_rebuilt_after_move.py"])
+                                  "clean_trainer_trainable_params_resume.py", "clean_optimizer_rebuilt_after_move.py",
+                                  "clean_optimizer_state_follows_params.py"])
 def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors

@@ -33,6 +33,12 @@ def eager_state_store(info, index) -> ast.AST | None:
     first `step()`, on the parameters' device at that time; such a class creates it now, where the
     parameters are now."""
     home = info.home or index
+    step = info.method("step")
+    if step is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to"
+                                and any(isinstance(a, ast.Attribute) and a.attr == "device"
+                                        for a in list(n.args) + [k.value for k in n.keywords])
+                                for n in ast.walk(step[0])):
+        return None  # step() brings its state to each parameter's device (`.to(p.device)`) itself
     todo, seen = ["__init__"], set()
     while todo:
         found = info.method(todo.pop())
