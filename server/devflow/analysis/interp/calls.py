@@ -271,6 +271,7 @@ class Calls:
             self._dataclass_fields(info, obj, args, kwargs)
         if not info.is_module and derives_from_optimizer(info, self.index):
             self.project_optimizer(node, obj, info, args, kwargs)
+            obj.created_in = (frame, frame.stmt_stack[-1] if frame.stmt_stack else None)  # type: ignore[attr-defined]
         if info.is_module and obj.moved is None:
             dev = None
             for name in obj.children:

@@ -234,6 +234,7 @@ class Library:
             if last in T.EAGER_STATE_OPTIMIZERS and len(devs) == 1 and None not in devs and next(iter(devs)).known and \
                     not any(getattr(m, "standalone", False) or m.dispatched for m in mods):
                 obj.eager_state = (None, obj.origin, next(iter(devs)))  # type: ignore[attr-defined]
+                obj.created_in = (frame, frame.stmt_stack[-1] if frame.stmt_stack else None)  # type: ignore[attr-defined]
             self._optimizers.append(obj)
             return Val("obj", obj=obj)
         if rest.startswith("utils.data.") and last == "DataLoader":

@@ -9,6 +9,8 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
+from devflow.analysis.program import LINE_BASE
+from devflow.model import Span
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
 
@@ -215,7 +217,7 @@ class Modules:
                     f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have then "
                     f"({before.render()}); the model is {origin.reason}, so the state stays behind and `step()` mixes "
                     f"devices: " + ("move the model before the first step" if stepped else "build the optimizer after the move"),
-                    related))
+                    related, None if stepped else self._build_after_move_fix(opt, frame)))
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
@@ -227,6 +229,34 @@ class Modules:
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+
+    def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
+        """Swap the optimizer's construction below the move when both sit in one block, one line each,
+        back to back with the lines between, none of which reads the optimizer."""
+        frame, a = getattr(opt, "created_in", (None, None))
+        if frame is not move_frame or a is None or not move_frame.stmt_stack or not isinstance(a, ast.Assign):
+            return None
+        b = move_frame.stmt_stack[-1]
+        body = next((lst for n in ast.walk(frame.node) for f in ("body", "orelse", "finalbody")
+                     if isinstance(lst := getattr(n, f, None), list) and any(s is a for s in lst)
+                     and any(s is b for s in lst)), None)
+        if body is None:
+            return None
+        i = next(k for k, s in enumerate(body) if s is a)
+        j = next(k for k, s in enumerate(body) if s is b)
+        run = body[i:j + 1]
+        if j <= i or any(s.lineno != s.end_lineno or s.lineno >= LINE_BASE for s in run) or \
+                any(y.lineno != x.end_lineno + 1 for x, y in zip(run, run[1:])) or \
+                any(self.lines[s.lineno - 1][s.end_col_offset:].strip() for s in run):  # a trailing comment
+            return None
+        names = {self.text(t) for t in a.targets}
+        if any(self.text(n) in names for s in run[1:] for n in ast.walk(s) if isinstance(n, (ast.Name, ast.Attribute))):
+            return None
+        indent = self.lines[a.lineno - 1][:a.col_offset]
+        text = ("\n" + indent).join(self.text(s) for s in run[1:] + [a])
+        sa, sb = span_of(a), span_of(b)
+        return FixPlan("replace", Span(sa.line, sa.col, sb.end_line, sb.end_col), text=text,
+                       title=f"Build the optimizer after the move: move `{self.text(a)}` below `{self.text(b)}`")
 
     def supersede_optimizers(self, mods: list) -> None:
         """A new optimizer over the same modules, built after the move: the stale one is replaced
