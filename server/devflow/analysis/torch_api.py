@@ -60,6 +60,11 @@ LOSS_WEIGHT_KWARGS = frozenset(_TORCH["loss_weight_kwargs"])
 # parameter's device, "cpu": a 0-dim cpu tensor) by default and with capturable=True.
 OPTIMIZER_STATE = _TORCH["optimizers"]
 OPTIMIZERS = frozenset(OPTIMIZER_STATE)
+# torch.optim classes whose __init__ creates per-parameter state tensors (on the parameters' device
+# at construction time) instead of lazily in the first step(); from torch 2.13's sources, by the same
+# summary the engine computes for a project's optimizers (tests/python/engine/test_optimizer_state.py
+# re-derives it from the installed torch).
+EAGER_STATE_OPTIMIZERS = frozenset({"Adagrad"})
 # Module wrappers taking `module` and `device_ids`.
 DATA_PARALLEL = frozenset(_TORCH["data_parallel"])
 

@@ -55,11 +55,11 @@ class Obj:
 class Val:
     """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
 
-    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch")
+    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner")
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
-                 batch: str = ""):
+                 batch: str = "", owner: Obj | None = None):
         self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
@@ -75,13 +75,16 @@ class Val:
         # BatchEncoding: a dict whose .to() moves it in place). Unpacking yields whole tensors, not
         # the possibly 0-dim slices of one tensor; a store `batch[k] = ...` may change the device.
         self.batch = batch
+        # A parameter taken out of `model.parameters()` / `named_parameters()`: the module object that
+        # holds it, so an optimizer over hand-built param groups still knows whose parameters it steps.
+        self.owner = owner
 
     def __repr__(self) -> str:
         return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
 
     def with_text(self, text: str) -> "Val":
         v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem,
-                self.batch)
+                self.batch, self.owner)
         return v
 
     @property

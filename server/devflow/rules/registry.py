@@ -65,6 +65,8 @@ _RULES = [
     RuleInfo("DEV204", "index-on-wrong-device", "Tensor indexed by an index tensor on another device", "unsafe"),
     RuleInfo("DEV301", "load-without-map-location", "torch.load without map_location in code that may run without the checkpoint's GPU", "unsafe", "warning"),
     RuleInfo("DEV302", "optimizer-state-loaded-before-move", "optimizer.load_state_dict() before the model is moved leaves the optimizer state on cpu", "unsafe"),
+    RuleInfo("DEV303", "map-location-on-load-state-dict", "map_location passed to load_state_dict() instead of torch.load()", "safe"),
+    RuleInfo("DEV304", "optimizer-state-created-before-move", "Optimizer state created (in __init__, or by a first step()) before the model is moved", "unsafe"),
     RuleInfo("DEV401", "fused-optimizer-resume", "Fused/foreach optimizer resumed from a checkpoint with its step state on the wrong device", "unsafe"),
     RuleInfo("DEV402", "gradscaler-state-not-restored", "GradScaler state is not saved with the checkpoint or not restored on resume", "unsafe", "warning"),
     RuleInfo("DEV501", "move-dispatched-model", "`.to()`/`.cuda()` on a model dispatched with device_map", "unsafe"),

@@ -81,6 +81,64 @@ def _saved_paths(ctx: Context) -> set:
     return out
 
 
+class MapLocationOnLoadStateDict(Rule):
+    """DEV303: `x.load_state_dict(torch.load(path), map_location=...)`: the keyword is given to the wrong call.
+
+    `Module.load_state_dict` and `Optimizer.load_state_dict` take no `map_location` (a TypeError),
+    and the `torch.load` that runs first still restores every tensor onto the device it was saved
+    from (on a machine without that GPU: "Attempting to deserialize object on a CUDA device")."""
+
+    code = "DEV303"
+
+    def check(self, ctx: Context) -> list[Finding]:
+        if "map_location" not in ctx.source or "load_state_dict" not in ctx.source:
+            return []
+        out = []
+        for scope in _scopes(ctx.tree):
+            nodes = list(_own_nodes(scope))
+            for n in nodes:
+                if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict"
+                        and n.args and (ml := kw(n, "map_location")) is not None):
+                    continue
+                load = _loaded_by(ctx, n.args[0], nodes, n.lineno)
+                if load is None or kw(load, "map_location") is not None or len(load.args) >= 2 or \
+                        any(k.arg is None for k in load.keywords):
+                    continue
+                fix = None
+                if load is n.args[0]:
+                    inner = ", ".join([ctx.text(a) for a in load.args] + [ctx.text(k) for k in load.keywords]
+                                      + [f"map_location={ctx.text(ml)}"])
+                    rest = [ctx.text(a) for a in n.args[1:]] + [ctx.text(k) for k in n.keywords if k.arg != "map_location"]
+                    text = f"{ctx.text(n.func)}({', '.join([f'{ctx.text(load.func)}({inner})'] + rest)})"
+                    fix = FixPlan("replace", span(n), text=text, title="Pass map_location to torch.load", applicability="safe")
+                out.append(Finding(
+                    self.code, span(n),
+                    f"`map_location` is given to `{ctx.text(n.func)}()`, which has no such parameter (TypeError), "
+                    f"while `{ctx.text(load)}` (line {load.lineno}) still restores the tensors onto the device they were "
+                    f"saved from", [(span(load), "the checkpoint is loaded here, without map_location")], fix))
+        return out
+
+
+def _loaded_by(ctx: Context, arg: ast.expr, nodes: list, line: int) -> ast.Call | None:
+    """The `torch.load(...)` call that produced `arg`: the argument itself, or the last assignment
+    of that name before `line` in the same scope (when it is the only kind of assignment there)."""
+    if isinstance(arg, ast.Call) and ctx.qual(arg.func) == "torch.load":
+        return arg
+    if not isinstance(arg, ast.Name):
+        return None
+    found = None
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.With, ast.NamedExpr)) and \
+                n.lineno < line and any(isinstance(t, ast.Name) and t.id == arg.id for t in walk(n)
+                                        if isinstance(t, ast.Name) and isinstance(t.ctx, ast.Store)):
+            if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                    and isinstance(n.value, ast.Call) and ctx.qual(n.value.func) == "torch.load"):
+                return None  # bound some other way too: unknown
+            if found is None or n.lineno > found.lineno:
+                found = n.value
+    return found
+
+
 class OptimizerLoadedBeforeMove(Rule):
     """DEV302: optimizer.load_state_dict() while the model is still on cpu, model moved later (interpreter)."""
 
@@ -102,6 +160,13 @@ def _own_nodes(scope):
         yield n
         if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(n))
+
+
+class OptimizerStateCreatedBeforeMove(Rule):
+    """DEV304: an optimizer whose `__init__` creates per-parameter state tensors is built before the
+    model is moved (interpreter)."""
+
+    code = "DEV304"
 
 
 class FusedOptimizerResume(Rule):
@@ -219,4 +284,4 @@ class GradScalerStateNotSaved(Rule):
         return out
 
 
-RULES = [LoadWithoutMapLocation(), OptimizerLoadedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]
+RULES = [LoadWithoutMapLocation(), MapLocationOnLoadStateDict(), OptimizerLoadedBeforeMove(), OptimizerStateCreatedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]

@@ -187,6 +187,9 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("dataloader_labels_not_moved.py", [("DEV202", 14)]),
     ("dataloader_inputs_not_moved.py", [("DEV202", 11)]),
     ("resume_helper_before_move.py", [("DEV302", 8)]),
+    ("map_location_on_restore_helper.py", [("DEV303", 20), ("DEV303", 26)]),
+    ("param_groups_resume_before_move.py", [("DEV302", 22)]),  # groups of single parameters, Adam or SGD by flag
+    ("trainer_trainable_params_resume.py", [("DEV302", 27)]),
     ("rope_position_ids_cpu.py", [("DEV201", 18)]),
     ("ema_state_dict_helper.py", [("DEV202", 20)]),
     ("tokenizer_output_spread_unmoved.py", [("DEV202", 10), ("DEV202", 15), ("DEV107", 17), ("DEV202", 22)]),
@@ -200,7 +203,10 @@ def test_shapes_beyond_the_corpus(name, expected):
 @pytest.mark.parametrize("name", ["clean_training_script.py", "clean_hf_script.py", "clean_accelerate_prepare.py",
                                   "clean_lightning_module.py", "clean_head_replaced_then_moved.py",
                                   "clean_resume_after_move.py", "clean_ema_after_move.py",
-                                  "clean_batch_moved_entry_by_entry.py"])
+                                  "clean_batch_moved_entry_by_entry.py", "clean_map_location_on_load.py",
+                                  "clean_param_groups_resume_after_move.py", "clean_filter_params_resume.py",
+                                  "clean_trainer_trainable_params_resume.py", "clean_optimizer_rebuilt_after_move.py",
+                                  "clean_optimizer_state_follows_params.py"])
 def test_idiomatic_code_is_clean(name):
     r = analyze((FIXTURES / name).read_text())
     assert r.diagnostics == [] and not r.rule_errors
@@ -252,3 +258,41 @@ def test_analysis_leaves_no_reference_cycles_and_does_not_write_to_the_tree():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def test_map_location_moves_into_torch_load():
+    """The fix hands the keyword to torch.load and keeps the other arguments; a name loaded earlier gets no fix."""
+    src = (FIXTURES / "map_location_on_restore_helper.py").read_text()
+    first, second = analyze(src).diagnostics
+    assert first.fix is not None and first.fix.applicability == "safe" and second.fix is None
+    fixed = apply_edits(src, first.fix.edits)
+    assert 'self.net.load_state_dict(torch.load(weights, map_location="cpu"), strict=False)' in fixed
+    assert [d.code for d in analyze(fixed).diagnostics] == ["DEV303"]
+
+
+RESUME_THEN_GUARDED_MOVE = """import sys
+import torch
+import torch.nn as nn
+
+use_gpu = "--gpu" in sys.argv
+net = nn.Linear(4, 2)
+groups = [{"params": [p], "lr": 0.1} for p in net.parameters()]
+opt = torch.optim.SGD(list(net.parameters()), lr=0.1, momentum=0.9)
+state = torch.load("ckpt.pt", map_location="cpu")
+opt.load_state_dict(state["opt"])
+if use_gpu:
+    net.cuda()
+"""
+
+
+def test_resume_fix_keeps_the_condition_of_the_move():
+    """The move was conditional: the fix moves the model earlier under the same condition, so a
+    cpu run (no --gpu) still works."""
+    (d,) = analyze(RESUME_THEN_GUARDED_MOVE).diagnostics
+    assert d.code == "DEV302" and d.span.line == 10
+    fixed = apply_edits(RESUME_THEN_GUARDED_MOVE, d.fix.edits)
+    assert "net = nn.Linear(4, 2)\nif use_gpu:\n    net.cuda()\n" in fixed
+    assert analyze(fixed).diagnostics == []
+    inverted = RESUME_THEN_GUARDED_MOVE.replace("if use_gpu:\n    net.cuda()", "if not use_gpu:\n    pass\nelse:\n    net.cuda()")
+    (d,) = analyze(inverted).diagnostics
+    assert d.fix is None  # an else branch: no condition to copy

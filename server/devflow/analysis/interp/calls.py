@@ -11,6 +11,7 @@ from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CUDA, TOP, Dev, join
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS
 
 
@@ -59,6 +60,14 @@ class Calls:
             pend = frame.pending_names.pop(self.text(func.value), None)
             if pend is not None:
                 pend.cancelled = True
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.IfExp) and recv.kind == "unknown" and \
+                func.attr in ("append", "extend", "insert"):
+            # `(skip if c else decay).append(p)`: one of two lists grows; both may hold it afterwards
+            for branch in (func.value.body, func.value.orelse):
+                b = self.eval(branch, frame)
+                if b.kind == "obj" and b.obj is not None and b.obj.kind == "list":
+                    self.obj_method(node, b, func.attr, args, kwargs, frame)
+            return Val("const", const=None)
         try:
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
@@ -260,6 +269,9 @@ class Calls:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
             self._dataclass_fields(info, obj, args, kwargs)
+        if not info.is_module and derives_from_optimizer(info, self.index):
+            self.project_optimizer(node, obj, info, args, kwargs)
+            obj.created_in = (frame, frame.stmt_stack[-1] if frame.stmt_stack else None)  # type: ignore[attr-defined]
         if info.is_module and obj.moved is None:
             dev = None
             for name in obj.children:
@@ -277,6 +289,24 @@ class Calls:
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
         return val
+
+    def project_optimizer(self, node, obj, info, args, kwargs) -> None:
+        """An optimizer class of the project: it steps the parameters of the modules it was given; when
+        its `__init__` creates state tensors, they sit on those modules' device of this moment."""
+        mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
+        self.supersede_optimizers(mods)
+        for m in mods:
+            obj.modules.append(m)
+            m.optimizers.append(obj)
+        if mods:
+            self._optimizers.append(obj)
+        devs = {m.dev for m in mods}
+        if len(devs) == 1 and None not in devs and next(iter(devs)).known and \
+                not any(getattr(m, "standalone", False) or m.dispatched for m in mods):
+            store = eager_state_store(info, self.index)
+            if store is not None:
+                obj.eager_state = (store, Origin(span_of(node), f"created at line {node.lineno}"),  # type: ignore[attr-defined]
+                                   next(iter(devs)))
 
     def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
         """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field

@@ -386,7 +386,7 @@ class Expressions:
             org = o.moved or o.origin
             if o.moved is None and node is not None:
                 org = self._snapshot_origin(o, node, frame, f"`{self.text(node)}`")
-            t = Val("tensor", o.dev, org)
+            t = Val("tensor", o.dev, org, owner=o)
             return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
         if it.kind == "obj" and it.obj is not None:
             obj = it.obj

@@ -113,7 +113,9 @@ def call_sig(v: Val):
     if v.kind == "tensor":
         return ("t", v.dev, v.scalar)
     if v.kind in ("module", "obj"):
-        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None)
+        # a module's device too: the same call before and after `model.cuda()` computes different things
+        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None,
+                v.obj.dev if v.obj is not None and v.kind == "module" else None)
     if v.kind == "const":
         c = v.const
         return ("c", c if isinstance(c, (int, float, str, bool, type(None))) else id(c))

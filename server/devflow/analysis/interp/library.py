@@ -93,6 +93,8 @@ class Library:
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
             el = self.iter_elem(args[0], None, frame)
             return Val("obj", obj=Obj("list"), elem=el)
+        if name == "filter" and len(args) == 2 and args[1].kind == "params":  # filter(lambda p: p.requires_grad, ...)
+            return Val("obj", obj=Obj("iter"), elem=self.iter_elem(args[1], None, frame))
         if name == "next" and args:
             a = args[0]
             if a.kind == "params":
@@ -108,6 +110,10 @@ class Library:
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
             if args or "__opaque__" in kwargs:
                 d.opaque = True  # type: ignore[attr-defined]
+            if args and args[0].kind == "params" and args[0].const == "named":  # dict(model.named_parameters())
+                pair = self.iter_elem(args[0], None, frame)
+                if pair.kind == "obj" and pair.obj is not None and len(pair.obj.items) == 2:
+                    return Val("obj", obj=d, elem=pair.obj.items[1])
             return Val("obj", obj=d)
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
@@ -215,9 +221,20 @@ class Library:
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
             obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
                             for k in ("fused", "foreach", "capturable"))
-            for m in self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)]):
+            mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
+            self.supersede_optimizers(mods)
+            for m in mods:
                 obj.modules.append(m)
                 m.optimizers.append(obj)
+            # torch.optim's step() creates state tensors, except plain SGD (no momentum buffer)
+            mom = kwargs.get("momentum", args[2] if len(args) > 2 else None)
+            obj.step_makes_state = last != "SGD" or (  # type: ignore[attr-defined]
+                mom is not None and mom.kind == "const" and isinstance(mom.const, (int, float)) and mom.const != 0)
+            devs = {m.dev for m in mods}
+            if last in T.EAGER_STATE_OPTIMIZERS and len(devs) == 1 and None not in devs and next(iter(devs)).known and \
+                    not any(getattr(m, "standalone", False) or m.dispatched for m in mods):
+                obj.eager_state = (None, obj.origin, next(iter(devs)))  # type: ignore[attr-defined]
+                obj.created_in = (frame, frame.stmt_stack[-1] if frame.stmt_stack else None)  # type: ignore[attr-defined]
             self._optimizers.append(obj)
             return Val("obj", obj=obj)
         if rest.startswith("utils.data.") and last == "DataLoader":
@@ -272,8 +289,11 @@ class Library:
                 continue
             if v.kind == "params" and v.obj is not None:
                 out.append(v.obj)
-            elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple"):
-                for it in v.obj.items:
+            elif v.kind == "tensor" and v.owner is not None:  # one parameter of a param group
+                if all(m is not v.owner for m in out):
+                    out.append(v.owner)
+            elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple", "iter"):
+                for it in v.obj.items + ([v.elem] if v.elem is not None else []):
                     if it.kind == "obj" and it.obj is not None and it.obj.kind == "dict":
                         out.extend(self._param_modules([it.obj.keys.get("params")]))
                     else:

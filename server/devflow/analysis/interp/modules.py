@@ -6,10 +6,104 @@ from __future__ import annotations
 
 import ast
 
+from devflow.analysis import torch_api as T
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
+from devflow.analysis.program import LINE_BASE
+from devflow.model import Span
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
+
+
+def derives_from_optimizer(info, index, seen=None) -> bool:
+    """A project class built on `torch.optim.Optimizer` (or on a built-in optimizer)."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    for b in info.bases:
+        q = (info.home or index).qualify(b)
+        if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in T.OPTIMIZERS | {"Optimizer"}:
+            return True
+    return any(derives_from_optimizer(b, index, seen) for b in info.base_infos)
+
+
+def eager_state_store(info, index) -> ast.AST | None:
+    """The first statement, in `__init__` or a method it calls on `self` (any depth), that stores a
+    tensor made by a torch function into the per-parameter state (`self.state[p][k] = torch...`, or
+    through `state = self.state[p]`). torch.optim's own optimizers create their state lazily, in the
+    first `step()`, on the parameters' device at that time; such a class creates it now, where the
+    parameters are now."""
+    home = info.home or index
+    step = info.method("step")
+    if step is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to"
+                                and any(isinstance(a, ast.Attribute) and a.attr == "device"
+                                        for a in list(n.args) + [k.value for k in n.keywords])
+                                for n in ast.walk(step[0])):
+        return None  # step() brings its state to each parameter's device (`.to(p.device)`) itself
+    todo, seen = ["__init__"], set()
+    while todo:
+        found = info.method(todo.pop())
+        if found is None or id(found[0]) in seen:
+            continue
+        fn, owner = found
+        seen.add(id(fn))
+        fhome = owner.home or home
+        aliases = set()
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self":
+                todo.append(n.func.attr)
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
+                    _is_self_state(n.value):
+                aliases.add(n.targets[0].id)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Assign) and any(
+                    isinstance(t, ast.Subscript) and (_is_self_state(t.value) or _is_self_state_map(t.value) or
+                                                      isinstance(t.value, ast.Name) and t.value.id in aliases)
+                    for t in n.targets) and _makes_tensor(n.value, fhome):
+                return n  # state[k] = tensor, self.state[p][k] = tensor, self.state[p] = {k: tensor}
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("update", "setdefault") \
+                    and (_is_self_state(n.func.value) or isinstance(n.func.value, ast.Name) and n.func.value.id in aliases) \
+                    and any(_makes_tensor(a, fhome) for a in list(n.args) + [k.value for k in n.keywords]):
+                return n  # state.update(buf=torch.zeros_like(p))
+    return None
+
+
+def _is_self_state(node) -> bool:
+    """`self.state[...]`"""
+    return isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) and node.value.attr == "state" \
+        and isinstance(node.value.value, ast.Name) and node.value.value.id == "self"
+
+
+def _is_self_state_map(node) -> bool:
+    """`self.state` itself (`self.state[p] = {...}`)."""
+    return isinstance(node, ast.Attribute) and node.attr == "state" and isinstance(node.value, ast.Name) and \
+        node.value.id == "self"
+
+
+# Tensor methods that make a new tensor on the receiver's device (`p.new_zeros(...)`, `p.clone()`).
+_NEW_TENSOR_METHODS = frozenset({"new_zeros", "new_ones", "new_full", "new_empty", "new_tensor", "clone"})
+
+
+def _makes_tensor(node, index) -> bool:
+    for c in ast.walk(node):
+        if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _NEW_TENSOR_METHODS and \
+                not (isinstance(c.func.value, ast.Name) and c.func.value.id in ("self", "copy")):
+            return True
+        if isinstance(c, ast.Call):
+            d = index.dotted(c.func)
+            q = index.qualify(d) if d else ""
+            last = q.rsplit(".", 1)[-1]
+            if q.startswith("torch.") and (last in T.FACTORIES or last in T.LIKE_FACTORIES or last in T.MAYBE_SCALAR_FACTORIES):
+                return True
+    return False
+
+
+def _guards(stack: list) -> list:
+    """The `if` statements around the innermost statement, as (if, True when it sits in the body;
+    False for an `else` branch: a guard a fix could not copy)."""
+    return [(st, any(s is inner for s in st.body)) for st, inner in zip(stack, stack[1:]) if isinstance(st, ast.If)]
 
 
 class Modules:
@@ -80,6 +174,7 @@ class Modules:
         obj.move_recv = recv_text  # type: ignore[attr-defined]
         seen: set[int] = set()
         self._cur_move = (move_text, frame)
+        self._cur_guards = _guards(frame.stmt_stack)
         self._move_rec(obj, dev, origin, frame, seen)
         pend = frame.pending_names.pop(recv_text, None)
         if pend is not None:
@@ -107,7 +202,22 @@ class Modules:
                             f"the optimizer state is loaded while the model is still on cpu ({lo.reason}); the model "
                             f"is {origin.reason}, so the optimizer's state stays on cpu and `step()` mixes devices",
                             [(origin.span, origin.reason)], fix)
-                self.add(f)
+                opt.stale = self.add(f)  # type: ignore[attr-defined]
+            eager = getattr(opt, "eager_state", None)
+            if eager is not None and definitely_differ(eager[2], dev):
+                opt.eager_state = None  # type: ignore[attr-defined]
+                store, made, before = eager
+                stepped = store is not None and made.span == span_of(store)
+                where = f"in `{self.text(store)}`, its first step" if stepped else \
+                    f"in `__init__` (line {store.lineno})" if store is not None else "in `__init__`"
+                related = [(origin.span, origin.reason)] + \
+                    ([(span_of(store), "state tensor created here")] if store is not None and not stepped else [])
+                opt.stale = self.add(Finding(  # type: ignore[attr-defined]
+                    "DEV304", made.span,
+                    f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have then "
+                    f"({before.render()}); the model is {origin.reason}, so the state stays behind and `step()` mixes "
+                    f"devices: " + ("move the model before the first step" if stepped else "build the optimizer after the move"),
+                    related, None if stepped else self._build_after_move_fix(opt, frame)))
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
@@ -119,6 +229,47 @@ class Modules:
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+
+    def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
+        """Swap the optimizer's construction below the move when both sit in one block, one line each,
+        back to back with the lines between, none of which reads the optimizer."""
+        frame, a = getattr(opt, "created_in", (None, None))
+        if frame is not move_frame or a is None or not move_frame.stmt_stack or not isinstance(a, ast.Assign):
+            return None
+        b = move_frame.stmt_stack[-1]
+        body = next((lst for n in ast.walk(frame.node) for f in ("body", "orelse", "finalbody")
+                     if isinstance(lst := getattr(n, f, None), list) and any(s is a for s in lst)
+                     and any(s is b for s in lst)), None)
+        if body is None:
+            return None
+        i = next(k for k, s in enumerate(body) if s is a)
+        j = next(k for k, s in enumerate(body) if s is b)
+        run = body[i:j + 1]
+        if j <= i or any(s.lineno != s.end_lineno or s.lineno >= LINE_BASE for s in run) or \
+                any(y.lineno != x.end_lineno + 1 for x, y in zip(run, run[1:])) or \
+                any(self.lines[s.lineno - 1][s.end_col_offset:].strip() for s in run):  # a trailing comment
+            return None
+        names = {self.text(t) for t in a.targets}
+        if any(self.text(n) in names for s in run[1:] for n in ast.walk(s) if isinstance(n, (ast.Name, ast.Attribute))):
+            return None
+        indent = self.lines[a.lineno - 1][:a.col_offset]
+        text = ("\n" + indent).join(self.text(s) for s in run[1:] + [a])
+        sa, sb = span_of(a), span_of(b)
+        return FixPlan("replace", Span(sa.line, sa.col, sb.end_line, sb.end_col), text=text,
+                       title=f"Build the optimizer after the move: move `{self.text(a)}` below `{self.text(b)}`")
+
+    def supersede_optimizers(self, mods: list) -> None:
+        """A new optimizer over the same modules, built after the move: the stale one is replaced
+        (`optimizer = Adam(model.parameters())` again, state loaded again), so its finding goes."""
+        if not mods:
+            return
+        ids = {id(m) for m in mods}
+        for m in mods:
+            for old in m.optimizers:
+                f = getattr(old, "stale", None)
+                if f is not None and {id(x) for x in old.modules} == ids:
+                    f.cancelled = True
+                    old.stale = None  # type: ignore[attr-defined]
 
     def parse_to_args(self, args, kwargs, recv_dev) -> Dev | None:
         """The device a `.to(...)` call moves to; `recv_dev` when it only changes the dtype; TOP if unknown."""
@@ -230,6 +381,15 @@ class Modules:
             if name == "get" and args and args[0].kind == "const":
                 return obj.keys.get(args[0].const, UNKNOWN)
         if obj.kind == "optimizer":
+            if name == "step" and getattr(obj, "step_makes_state", False) and getattr(obj, "eager_state", None) is None:
+                # the first step() creates the state, on the parameters' device of this moment
+                mods = [m for m in obj.modules if m.kind == "module"]
+                devs = {m.dev for m in mods}
+                if mods and len(devs) == 1 and None not in devs and next(iter(devs)).known and \
+                        not any(getattr(m, "standalone", False) or m.dispatched for m in mods):
+                    obj.eager_state = (node, Origin(span_of(node), f"`{self.text(node)}` at line {node.lineno}"),  # type: ignore[attr-defined]
+                                       next(iter(devs)))
+                obj.step_makes_state = False  # type: ignore[attr-defined]
             if name == "load_state_dict":
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \

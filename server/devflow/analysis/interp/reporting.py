@@ -332,7 +332,22 @@ class Reporting:
         if inner and not all(self._available(p.strip().split("=")[-1].strip(), lf, line) for p in inner.split(",")):
             return None
         text = f"{root.assign_name}{move_text}"
-        return FixPlan("insert_after", root.assign_stmt, text=text,
+        # the move was conditional (`if args.cuda: model.cuda()`): the earlier move keeps its condition
+        guards = []
+        for st, in_body in getattr(self, "_cur_guards", []):
+            if st.lineno <= line <= st.end_lineno:
+                continue  # around the model's creation too
+            if not in_body:
+                return None
+            guards.append(st.test)
+        for g in guards:
+            names = {n.id for n in ast.walk(g) if isinstance(n, ast.Name)}
+            if not all(self._available(n, lf, line) for n in names):
+                return None
+        block = text
+        for g in reversed(guards):
+            block = f"if {self.text(g)}:\n" + "\n".join("    " + ln for ln in block.splitlines())
+        return FixPlan("insert_after", root.assign_stmt, text=block,
                        title=f"Move the model before loading the optimizer state: `{text}`")
 
 

@@ -113,6 +113,11 @@ class Statements:
     def s_AugAssign(self, st, frame):
         left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else UNKNOWN
         right = self.eval(st.value, frame)
+        if isinstance(st.op, ast.Add) and left.kind == right.kind == "obj" and left.obj is not None and \
+                right.obj is not None and left.obj.kind == "list" and right.obj.kind in ("list", "tuple") and \
+                left.elem is None and right.elem is None:
+            left.obj.items.extend(right.obj.items)  # `lst += [...]` extends the list in place
+            return False
         val = self.binop(st, left, right, frame)
         if isinstance(st.target, ast.Name):
             self.assign(st.target, val, frame, st)
@@ -351,6 +356,10 @@ class Statements:
                        scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
+        if a.kind == b.kind == "obj" and a.obj is not None and b.obj is not None and \
+                a.obj.kind == b.obj.kind == "optimizer" and a.obj.modules and \
+                {id(m) for m in a.obj.modules} == {id(m) for m in b.obj.modules}:
+            return a  # Adam or SGD by a flag: for where its state lives, one optimizer over the same modules
         if a.kind == b.kind == "const" and a.const == b.const:
             return a
         if a.kind == b.kind == "device" and a.dev == b.dev:
