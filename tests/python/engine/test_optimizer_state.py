@@ -72,3 +72,38 @@ def test_state_made_by_a_step_before_the_move():
     r = analyze((FIXTURES / "optimizer_stepped_before_move.py").read_text())
     assert [(d.code, d.span.line) for d in r.diagnostics] == [("DEV304", 16)]
     assert "move the model before the first step" in r.diagnostics[0].message
+
+
+TRAIN_THEN_MOVE = '''import torch
+import torch.nn as nn
+
+device = "cuda" if torch.cuda.is_available() else "cpu"
+model = nn.Linear(8, 2)
+model.to(device)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+
+def train(epoch):
+    for _ in range(3):
+        loss = model(torch.randn(4, 8, device=device)).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+for epoch in range(2):
+    train(epoch)
+{after}
+'''
+
+
+def test_model_moved_to_cpu_after_training_is_not_reported():
+    """Training is over: the model goes to the cpu for an inference pipeline; the optimizer's state
+    stays on the gpu but is never used again (field: a NER notebook)."""
+    src = TRAIN_THEN_MOVE.format(after='cpu_model = model.to("cpu")\nprint(cpu_model(torch.randn(1, 8)))')
+    assert analyze(src).diagnostics == []
+
+
+def test_training_again_after_moving_to_cpu_is_reported():
+    src = TRAIN_THEN_MOVE.format(after='model.to("cpu")\ndevice = "cpu"\ntrain(3)')
+    assert [d.code for d in analyze(src).diagnostics] == ["DEV304"]

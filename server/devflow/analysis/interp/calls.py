@@ -159,6 +159,9 @@ class Calls:
             if self.standalone:
                 return UNKNOWN
             self._interproc.add(id(node))
+            b = fval.bound
+            if b is not None and b.obj is not None and getattr(fval.func.node, "name", "") == "step":
+                self.stepped(b.obj)  # a project optimizer's own step()
             return self.call_function(fval.func, args, kwargs, fval.bound, node)
         if kind == "class":
             if self.standalone:
@@ -205,6 +208,8 @@ class Calls:
             except TypeError:
                 memo_key = None
             if memo_key is not None and memo_key in self.memo:
+                for opt in self.memo_steps.get(memo_key, ()):
+                    self.stepped(opt)  # a memoised call steps its optimizers again (side effect kept)
                 return self.memo[memo_key]
         self.visited.add(id(fn))
         frame = Frame(fn, self.frame, call_node, closure=fref.closure)
@@ -240,15 +245,20 @@ class Calls:
         self.depth += 1
         saved = self.frame
         self.frame = frame
+        steps: list = []
+        self.step_recorders.append(steps)
         try:
             self.exec_block(fn.body, frame)
         finally:
             self.frame = saved
             self.depth -= 1
             self.active.discard(id(fn))
+            self.step_recorders.pop()
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
         if memo_key is not None:
             self.memo[memo_key] = ret
+            if steps:
+                self.memo_steps[memo_key] = steps
         return ret
 
     def _param_val(self, name: str, v: Val, fn) -> Val:

@@ -40,6 +40,8 @@ class Driver:
         self.default_dev: Dev = CPU
         self.default_origin: Origin | None = None
         self.memo: dict = {}
+        self.memo_steps: dict = {}  # memo key -> optimizers the call stepped (replayed on a memo hit)
+        self.step_recorders: list[list] = []  # one list per call being run: optimizers stepped in it
         self.visited: set[int] = set()
         self.active: set[int] = set()
         self.depth = 0
@@ -160,6 +162,7 @@ class Driver:
         self._optimizers = []
         self._all_modules = []
         self.memo.clear()
+        self.memo_steps.clear()
         self.units = {}
         self._qual_vals = {}
         self._recv = {}

@@ -212,12 +212,18 @@ class Modules:
                     f"in `__init__` (line {store.lineno})" if store is not None else "in `__init__`"
                 related = [(origin.span, origin.reason)] + \
                     ([(span_of(store), "state tensor created here")] if store is not None and not stepped else [])
-                opt.stale = self.add(Finding(  # type: ignore[attr-defined]
+                f = opt.stale = self.add(Finding(  # type: ignore[attr-defined]
                     "DEV304", made.span,
                     f"`{opt.qual}` creates its per-parameter state {where}, on the device the parameters have then "
                     f"({before.render()}); the model is {origin.reason}, so the state stays behind and `step()` mixes "
                     f"devices: " + ("move the model before the first step" if stepped else "build the optimizer after the move"),
                     related, None if stepped else self._build_after_move_fix(opt, frame)))
+                # An optimizer seen stepping before the move fails only if it steps again after it (a
+                # model moved to the cpu for inference once training is over is fine): held until
+                # then. One never seen stepping is used out of view (returned, stored): reported.
+                if getattr(opt, "steps_seen", False) and not getattr(f, "confirmed", False):
+                    f.cancelled = True
+                    opt.awaiting_step = f  # type: ignore[attr-defined]
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.obj is not None:
@@ -258,6 +264,18 @@ class Modules:
         return FixPlan("replace", Span(sa.line, sa.col, sb.end_line, sb.end_col), text=text,
                        title=f"Build the optimizer after the move: move `{self.text(a)}` below `{self.text(b)}`")
 
+    def stepped(self, opt: Obj) -> None:
+        """`opt.step()` (built-in or a project optimizer's own): state left behind by an earlier move
+        is used now, so its held finding stands."""
+        opt.steps_seen = True  # type: ignore[attr-defined]
+        for rec in self.step_recorders:  # replayed when a memoised call containing this step repeats
+            rec.append(opt)
+        waiting = getattr(opt, "awaiting_step", None)
+        if waiting is not None:
+            waiting.cancelled = False
+            waiting.confirmed = True  # type: ignore[attr-defined]
+            opt.awaiting_step = None  # type: ignore[attr-defined]
+
     def supersede_optimizers(self, mods: list) -> None:
         """A new optimizer over the same modules, built after the move: the stale one is replaced
         (`optimizer = Adam(model.parameters())` again, state loaded again), so its finding goes."""
@@ -270,6 +288,7 @@ class Modules:
                 if f is not None and {id(x) for x in old.modules} == ids:
                     f.cancelled = True
                     old.stale = None  # type: ignore[attr-defined]
+                    old.awaiting_step = None  # type: ignore[attr-defined]
 
     def parse_to_args(self, args, kwargs, recv_dev) -> Dev | None:
         """The device a `.to(...)` call moves to; `recv_dev` when it only changes the dtype; TOP if unknown."""
@@ -381,6 +400,8 @@ class Modules:
             if name == "get" and args and args[0].kind == "const":
                 return obj.keys.get(args[0].const, UNKNOWN)
         if obj.kind == "optimizer":
+            if name == "step":
+                self.stepped(obj)
             if name == "step" and getattr(obj, "step_makes_state", False) and getattr(obj, "eager_state", None) is None:
                 # the first step() creates the state, on the parameters' device of this moment
                 mods = [m for m in obj.modules if m.kind == "module"]
