@@ -276,7 +276,25 @@ class Calls:
             obj.dev = dev
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
+                self._own_params(obj, obj.origin, set())
         return val
+
+    def _own_params(self, obj, origin: Origin, seen: set) -> None:
+        """The cpu parameters and buffers of a module not moved, and of its submodules, are said to be
+        this module's (the outermost one built last): where one meets an input, that module is at fault."""
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        obj.root_origin = origin  # type: ignore[attr-defined]  # one report per model built, not per layer
+        reason = f"a parameter of the model created at line {origin.span.line} and never moved"
+        for name in obj.buffers:
+            b = obj.attrs.get(name)
+            if b is not None and b.kind == "tensor" and b.dev is not None and b.dev.is_cpu and not b.scalar:
+                obj.attrs[name] = Val("tensor", b.dev, Origin(origin.span, reason, kind="param"))
+        for name in obj.children:
+            c = obj.attrs.get(name)
+            if c is not None and c.obj is not None and c.obj.moved is None:
+                self._own_params(c.obj, origin, seen)
 
     def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
         """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field

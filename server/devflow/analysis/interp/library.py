@@ -283,6 +283,13 @@ class Library:
     def torch_module(self, node, rest: str, last: str, args, kwargs, frame) -> Val:
         qual = "torch." + rest
         org = Origin(span_of(node), f"created at line {node.lineno}")
+        if last == "Parameter":
+            # a tensor (the data it wraps) that its module owns: registered on assignment, moved with it
+            self._param_nodes.add(id(node))
+            a = args[0] if args else kwargs.get("data")
+            if a is not None and a.kind == "tensor":
+                return Val("tensor", a.dev, a.origin, scalar=a.scalar)
+            return UNKNOWN
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":

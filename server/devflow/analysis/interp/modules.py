@@ -26,6 +26,12 @@ class Modules:
             if obj is not None and obj.dev is not None and any(
                     v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
                 return UNKNOWN  # DEV104 reports the module built in place; no cascade
+        elif self._runs_inside(obj, frame, method):
+            # a project submodule called from its parent's code: PyTorch raises inside its forward, where a
+            # parameter meets the input; said there
+            fn, owner = obj.cls.method(method or "forward")
+            self._interproc.add(id(node))
+            return self.call_function(FuncRef(fn, None, owner, "method"), args, kwargs, mod, node)
         elif self.module_mix(node, mod, arg_pairs, frame, method):
             return UNKNOWN  # it fails here at run time; what follows would only repeat the finding
         if obj is not None and obj.cls is not None:
@@ -46,6 +52,12 @@ class Modules:
                 return UNKNOWN
             return self.result_of(tensors)
         return UNKNOWN
+
+    def _runs_inside(self, obj, frame, method: str) -> bool:
+        """A same-project module (its forward known) called from a method of another module."""
+        return obj is not None and obj.cls is not None and not self.standalone and not getattr(obj, "standalone", False) \
+            and obj.cls.method(method or "forward") is not None \
+            and frame.owner is not None and getattr(frame.owner, "is_module", False)
 
     def _nested_tensors(self, args, nodes, depth: int = 0) -> list:
         """Tensors inside tuple / list arguments (to two levels), with their source text."""
@@ -171,7 +183,7 @@ class Modules:
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
-        if name == "register_buffer" and len(args) >= 2 and args[0].kind == "const":
+        if name in ("register_buffer", "register_parameter") and len(args) >= 2 and args[0].kind == "const":
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)

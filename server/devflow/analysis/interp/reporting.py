@@ -116,7 +116,7 @@ class Reporting:
         a, atext = cpu_side
         b, btext = dev_side
         org = a.origin
-        key = org.span if org else span_of(node)
+        key = ("module", org.span) if org is not None and org.kind == "param" else org.span if org else span_of(node)
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)
@@ -129,7 +129,11 @@ class Reporting:
         same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
         if not same_scope:
             dev_text = None  # the other side's names are not visible where the value was made
-        if org is not None and org.kind in ("factory", "legacy"):
+        if org is not None and org.kind == "param":
+            # a module's parameter meets an input: the module was not moved (fixed where it is built)
+            code, fix, span = "DEV106", None, span_of(node)
+            related.append((org.span, org.reason))
+        elif org is not None and org.kind in ("factory", "legacy"):
             code = "DEV201"
             fix = None
             if dev_text and org.kind == "legacy":
@@ -253,7 +257,9 @@ class Reporting:
         obj = mod.obj
         if obj.pending or getattr(obj, "in_plain_container", False):
             return  # the root cause (DEV101 / DEV103) is reported where the module was added
-        key = ("module", obj.origin.span if obj.origin else span_of(call))
+        root = getattr(obj, "root_origin", None)
+        key = ("module", root.span if root is not None and obj.moved is None else
+               obj.origin.span if obj.origin else span_of(call))
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)

@@ -336,6 +336,8 @@ class Statements:
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
                     and not getattr(obj, "standalone", False):
                 self.report_added_after_move(obj, child, target, st, frame)
+        elif obj.kind == "module" and val.kind == "tensor" and id(getattr(st, "value", None)) in self._param_nodes:
+            obj.buffers.add(name)  # a parameter: moved with its module like a buffer
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
