@@ -93,6 +93,8 @@ class Calls:
                     return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
                 return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
                            bound=sup.bound)
+        if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
+            return Val("method", const=attr, bound=sup.bound)  # nn.Module.train: the flag, then the children
         return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
@@ -291,8 +293,7 @@ class Calls:
             b = obj.attrs.get(name)
             if b is not None and b.kind == "tensor" and b.dev is not None and b.dev.is_cpu and not b.scalar:
                 obj.attrs[name] = Val("tensor", b.dev, Origin(origin.span, reason, kind="param"))
-        for name in obj.children:
-            c = obj.attrs.get(name)
+        for c in [obj.attrs.get(name) for name in obj.children] + list(obj.items):
             if c is not None and c.obj is not None and c.obj.moved is None:
                 self._own_params(c.obj, origin, seen)
 

@@ -53,6 +53,25 @@ class Modules:
             return self.result_of(tensors)
         return UNKNOWN
 
+    def _set_mode(self, mod: Val, mode, node, seen: set, run_own: bool = True) -> None:
+        """nn.Module.train(mode) / eval(): sets `training` on the module and every submodule, and runs
+        the `train` overrides of project submodules (which may cache tensors for inference)."""
+        obj = mod.obj
+        if obj is None or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        obj.training = mode
+        for name in list(obj.children):
+            c = obj.attrs.get(name)
+            if c is not None and c.kind == "module":
+                self._set_mode(c, mode, node, seen)
+        for item in obj.items:
+            if item.kind == "module":
+                self._set_mode(item, mode, node, seen)
+        found = obj.cls.method("train") if obj.cls is not None and run_own and mode is not None else None
+        if found is not None and not self.standalone and not getattr(obj, "standalone", False):
+            self.call_function(FuncRef(found[0], None, found[1], "method"), [Val("const", const=mode)], {}, mod, node)
+
     def _runs_inside(self, obj, frame, method: str) -> bool:
         """A same-project module (its forward known) called from a method of another module."""
         return obj is not None and obj.cls is not None and not self.standalone and not getattr(obj, "standalone", False) \
@@ -131,6 +150,20 @@ class Modules:
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+        self._left_behind(obj, dev, origin)
+
+    def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:
+        """Plain tensor attributes (neither parameters nor buffers) stay where they are when the module
+        moves. Those set in `__init__` are DEV105's; one set by another method before the move (a cache
+        made by a `train()` override) is said to be left behind by this move."""
+        for name, (st, fn) in getattr(obj, "attr_sets", {}).items():
+            v = obj.attrs.get(name)
+            if v is None or v.kind != "tensor" or name in obj.buffers or v.scalar or v.dev is None \
+                    or not v.dev.is_cpu or not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
+                continue
+            obj.attrs[name] = Val("tensor", CPU, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
+                                                      f"{st.lineno}, is not moved by {origin.reason.replace('moved by ', '')}"
+                                                      f": `.to()` moves parameters and buffers only", kind="attr"))
 
     def parse_to_args(self, args, kwargs, recv_dev) -> Dev | None:
         """The device a `.to(...)` call moves to; `recv_dev` when it only changes the dtype; TOP if unknown."""
@@ -173,7 +206,11 @@ class Modules:
                     self._move_rec(obj, TOP, obj.moved, frame, set())
             return mod
         if name in ("train", "eval"):
-            obj.training = (name == "train") if not args or args[0].kind != "const" else bool(args[0].const)
+            mode = None if name == "train" and args and args[0].kind != "const" else \
+                (name == "train") if not args else bool(args[0].const)
+            via_super = isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
+            self._set_mode(mod, mode, node, set(), not via_super)
             return mod
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
                     "zero_grad", "to_empty"):

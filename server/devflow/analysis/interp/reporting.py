@@ -133,6 +133,8 @@ class Reporting:
             # a module's parameter meets an input: the module was not moved (fixed where it is built)
             code, fix, span = "DEV106", None, span_of(node)
             related.append((org.span, org.reason))
+        elif org is not None and org.kind == "attr":
+            code, span, fix = "DEV105", org.span, self._register_buffer_fix(org.span)
         elif org is not None and org.kind in ("factory", "legacy"):
             code = "DEV201"
             fix = None
@@ -156,6 +158,23 @@ class Reporting:
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
+
+    def _register_buffer_fix(self, at) -> FixPlan | None:
+        """`self.x = value` -> `self.register_buffer("x", value, persistent=False)`: moved with the module
+        from then on. Only where no other statement of the file assigns `self.x` (register_buffer refuses a
+        name that is already a plain attribute)."""
+        st = next((n for n in walk(self.tree) if isinstance(n, ast.Assign) and n.lineno == at.line
+                   and n.col_offset == at.col), None)
+        if st is None or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute) \
+                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self":
+            return None
+        name = st.targets[0].attr
+        stores = [n for n in walk(self.tree) if isinstance(n, ast.Attribute) and n.attr == name
+                  and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+        if len(stores) != 1 or st.lineno != st.end_lineno:
+            return None
+        return FixPlan("replace", at, text=f'self.register_buffer("{name}", {self.text(st.value)}, persistent=False)',
+                       title="Register it as a (non-persistent) buffer: `.to()` moves it with the module")
 
     def _move_at_use_fix(self, node, atext: str, other: Val, other_text: str, frame) -> FixPlan | None:
         """Move a batch where it meets the other side: the one use of its name in that expression."""

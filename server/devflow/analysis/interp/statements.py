@@ -341,6 +341,10 @@ class Statements:
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
+        if obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers:
+            if not hasattr(obj, "attr_sets"):
+                obj.attr_sets = {}  # type: ignore[attr-defined]
+            obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
         obj.attrs[name] = val
 
     def join(self, a: Val, b: Val) -> Val:
