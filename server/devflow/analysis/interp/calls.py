@@ -270,7 +270,7 @@ class Calls:
                     dev = join(dev, c.obj.dev) if dev is not None else c.obj.dev
             for name in obj.buffers:
                 b = obj.attrs.get(name)
-                if b is not None and b.kind == "tensor":
+                if b is not None and b.kind == "tensor" and not b.scalar:  # a 0-dim cpu tensor goes with any device
                     dev = join(dev, b.dev) if dev is not None else b.dev
             if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
                                    for b in ((info.home or self.index).qualify(x) for x in info.bases)):

@@ -113,7 +113,8 @@ def call_sig(v: Val):
     if v.kind == "tensor":
         return ("t", v.dev, v.scalar)
     if v.kind in ("module", "obj"):
-        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None)
+        # the receiver's placement too: a method run again after a move sees (and caches) moved tensors
+        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None, v.obj.dev if v.obj is not None else None)
     if v.kind == "const":
         c = v.const
         return ("c", c if isinstance(c, (int, float, str, bool, type(None))) else id(c))

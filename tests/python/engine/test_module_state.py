@@ -1,0 +1,58 @@
+"""Tensors a module owns: parameters move with it (and meet inputs as the module's device), a tensor
+cached as a plain attribute by another method (a `train()` override run by `eval()`) stays behind
+when the module moves. Single-file variations; the multi-file ones are program fixtures
+(parameters_of_unmoved_model*, tensor_cache_set_by_eval*)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from devflow.edits import apply_edits
+from devflow.engine import analyze
+
+CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "module_state"
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("cache_in_trainer.py", [("DEV105", 13)]),
+    ("nested_layer_not_moved.py", [("DEV106", 11)]),
+    ("zero_dim_parameter_clean.py", []),
+])
+def test_module_owned_tensors(name, expected):
+    r = analyze((CASES / name).read_text(), name)
+    assert [(d.code, d.span.line) for d in r.diagnostics] == expected
+
+
+def test_a_parameter_of_an_unmoved_model_names_the_model_built():
+    r = analyze((CASES / "nested_layer_not_moved.py").read_text())
+    (d,) = r.diagnostics
+    assert "created at line 27 and never moved" in d.message
+    assert any(rel.span.line == 27 for rel in d.related)
+
+
+def test_cache_registered_as_buffer_runs_and_is_clean(tmp_path):
+    src = (CASES / "cache_in_trainer.py").read_text()
+    (d,) = analyze(src).diagnostics
+    assert d.fix is not None
+    fixed = apply_edits(src, d.fix.edits)
+    assert 'self.register_buffer("frozen_scale", self.logit_scale.detach().clone(), persistent=False)' in fixed
+    assert analyze(fixed).diagnostics == []
+    (tmp_path / "prog.py").write_text(fixed)
+    run = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_cache_recomputed_after_the_move_is_clean():
+    src = (CASES / "cache_in_trainer.py").read_text().replace(
+        "        self.model.to(self.device)\n", "        self.model.to(self.device)\n        self.model.eval()\n")
+    assert analyze(src).diagnostics == []
+
+
+def test_model_moved_before_eval_is_clean():
+    src = (CASES / "cache_in_trainer.py").read_text().replace(
+        "    model = Classifier()\n", "    model = Classifier().to(device)\n")
+    assert analyze(src).diagnostics == []
