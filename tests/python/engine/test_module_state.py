@@ -21,6 +21,7 @@ CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "module_st
     ("cache_in_trainer.py", [("DEV105", 13)]),
     ("nested_layer_not_moved.py", [("DEV106", 11)]),
     ("zero_dim_parameter_clean.py", []),
+    ("ema_state_dict_cpu.py", [("DEV202", 20)]),
 ])
 def test_module_owned_tensors(name, expected):
     r = analyze((CASES / name).read_text(), name)
@@ -56,3 +57,25 @@ def test_model_moved_before_eval_is_clean():
     src = (CASES / "cache_in_trainer.py").read_text().replace(
         "    model = Classifier()\n", "    model = Classifier().to(device)\n")
     assert analyze(src).diagnostics == []
+
+
+def test_inplace_update_of_a_cpu_copy_moves_the_argument_and_runs(tmp_path):
+    src = (CASES / "ema_state_dict_cpu.py").read_text()
+    (d,) = analyze(src).diagnostics
+    assert "writes in place" in d.message and d.fix is not None
+    fixed = apply_edits(src, d.fix.edits)
+    assert "avg.add_(value.to(avg.device), alpha=1.0 - decay)" in fixed
+    assert analyze(fixed).diagnostics == []
+    (tmp_path / "prog.py").write_text(fixed)
+    run = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_inplace_update_on_the_same_device_is_clean():
+    src = (CASES / "ema_state_dict_cpu.py").read_text().replace("shadow = make_ema(net)", "shadow = make_ema(net, device)")
+    assert analyze(src).diagnostics == []
+
+
+def test_inplace_into_a_factory_tensor_is_fixed_where_it_is_made():
+    src = ("import torch\nx = torch.randn(3, device='cuda')\nacc = torch.zeros(3)\nacc.add_(x)\n")
+    assert [(d.code, d.span.line) for d in analyze(src).diagnostics] == [("DEV201", 3)]

@@ -106,7 +106,7 @@ class Modules:
             return
         if getattr(obj, "standalone", False):
             return
-        origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}")
+        origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed")
         obj.move_call = move_text  # type: ignore[attr-defined]
         obj.move_recv = recv_text  # type: ignore[attr-defined]
         seen: set[int] = set()

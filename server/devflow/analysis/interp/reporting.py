@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
-from devflow.analysis.lattice import Dev, definitely_differ
+from devflow.analysis.lattice import CPU, Dev, definitely_differ
 from devflow.analysis.values import Obj, Origin, Val
 from dataclasses import replace
 
@@ -111,6 +111,35 @@ class Reporting:
         if frame is not self.module_frame and root in self.module_frame.assigned:
             return True
         return root in self.module_frame.assigned and self.module_frame.assigned[root] <= line
+
+    def inplace_into_cpu(self, node, recv: Val, args, frame) -> bool:
+        """`ema_v.lerp_(model_v)`: an in-place op writes into its receiver, so a receiver put on the cpu on
+        purpose (moved or copied there, not a factory left without device=) stays there, and the device
+        tensor it is given has to come to it: reported where they meet, fixed by moving the argument."""
+        org = recv.origin
+        if recv.dev is None or not recv.dev.is_cpu or recv.scalar or org is None or org.kind != "placed" \
+                or not isinstance(node.func, ast.Attribute):
+            return False
+        for v, a in zip(args, node.args):
+            if v.kind == "tensor" and not v.scalar and v.dev is not None and v.dev.known and definitely_differ(CPU, v.dev):
+                break
+        else:
+            return False
+        key = ("inplace", span_of(node))
+        if key in self.mix_origins:
+            return True
+        self.mix_origins.add(key)
+        rtext, atext = self.text(node.func.value), self.text(a)
+        related = [(org.span, org.reason)] + ([(v.origin.span, v.origin.reason)] if v.origin else [])
+        fix = None
+        if is_dotted_name(rtext) and isinstance(a, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            fix = FixPlan("append", span_of(a), text=f".to({rtext}.device)",
+                          title=f"Bring it to the receiver: `{atext}.to({rtext}.device)`")
+        self.add(Finding("DEV202", span_of(node),
+                         f"`{rtext}.{node.func.attr}()` writes in place into `{rtext}`, on cpu ({org.reason}), but "
+                         f"`{atext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else "")
+                         + f"; move `{atext}` to `{rtext}.device` first", related, fix))
+        return True
 
     def report_mix(self, node, cpu_side: tuple[Val, str], dev_side: tuple[Val, str], frame) -> None:
         a, atext = cpu_side
