@@ -272,6 +272,8 @@ class Modules:
             r.elem = None
             return Val("const", const=None)
         if obj.kind == "dict":
+            if name not in ("items", "keys", "values", "get", "copy"):
+                obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):
                 return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, r.elem or self.elem_of_dict(obj)])))
             if name == "values":

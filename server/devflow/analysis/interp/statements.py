@@ -305,6 +305,7 @@ class Statements:
                 if key.kind == "const" and isinstance(key.const, (str, int)):
                     base.obj.keys[key.const] = val
                 else:
+                    base.obj.exact = False  # type: ignore[attr-defined]
                     base.elem = val if base.elem is None else self.join(base.elem, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
@@ -321,6 +322,13 @@ class Statements:
             return  # a non-tensor entry moves nothing
         if dev != batch.dev:
             frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
+
+    def s_Delete(self, st, frame):
+        for t in st.targets:  # `del d[k]`: the dict's keys are no longer known exactly
+            if isinstance(t, ast.Subscript):
+                base = self.eval(t.value, frame)
+                if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
+                    base.obj.exact = False  # type: ignore[attr-defined]
 
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
