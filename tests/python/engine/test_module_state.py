@@ -22,6 +22,9 @@ CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "module_st
     ("nested_layer_not_moved.py", [("DEV106", 11)]),
     ("zero_dim_parameter_clean.py", []),
     ("ema_state_dict_cpu.py", [("DEV202", 20)]),
+    ("experts_in_comprehension_not_moved.py", [("DEV106", 11)]),
+    ("experts_in_comprehension_clean.py", []),
+    ("experts_in_plain_list.py", [("DEV103", 17)]),  # the root cause only, not each expert's parameter
 ])
 def test_module_owned_tensors(name, expected):
     r = analyze((CASES / name).read_text(), name)

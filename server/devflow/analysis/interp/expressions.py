@@ -231,6 +231,7 @@ class Expressions:
             sub = Frame(node, frame.parent, frame.call_node, closure=frame)
             self._frames.append(sub)
             sub.stmt_stack = frame.stmt_stack
+            sub.owner = frame.owner
             self.assign(gen.target, Val("obj", obj=Obj("tuple", items=[Val("const", const=key), value])), sub, gen)
             keep = True
             for cond in gen.ifs:
@@ -255,6 +256,7 @@ class Expressions:
         sub = Frame(node, frame.parent, frame.call_node, closure=frame)
         self._frames.append(sub)
         sub.stmt_stack = frame.stmt_stack
+        sub.owner = frame.owner  # still inside the method (a submodule called here runs its forward)
         for gen in node.generators:
             it = self.eval(gen.iter, sub)
             self.assign(gen.target, self.iter_elem(it, gen.iter, sub), sub, gen)

@@ -74,7 +74,9 @@ class Modules:
 
     def _runs_inside(self, obj, frame, method: str) -> bool:
         """A same-project module (its forward known) called from a method of another module."""
+        # (not one held in a plain list or added after a move: DEV101 / DEV103 report those where they are added)
         return obj is not None and obj.cls is not None and not self.standalone and not getattr(obj, "standalone", False) \
+            and not obj.pending and not getattr(obj, "in_plain_container", False) \
             and obj.cls.method(method or "forward") is not None \
             and frame.owner is not None and getattr(frame.owner, "is_module", False)
 

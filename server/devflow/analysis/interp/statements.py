@@ -349,6 +349,11 @@ class Statements:
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
+        if obj.kind == "module" and val.kind == "obj" and val.obj is not None and val.obj.kind in ("list", "tuple", "dict"):
+            # modules in a plain container on a module are not registered (DEV103 says so where it is set)
+            for m in [*val.obj.items, *val.obj.keys.values(), *([val.elem] if val.elem is not None else [])]:
+                if m.kind == "module" and m.obj is not None:
+                    m.obj.in_plain_container = True  # type: ignore[attr-defined]
         if obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers:
             if not hasattr(obj, "attr_sets"):
                 obj.attr_sets = {}  # type: ignore[attr-defined]
