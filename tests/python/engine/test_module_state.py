@@ -82,3 +82,11 @@ def test_inplace_update_on_the_same_device_is_clean():
 def test_inplace_into_a_factory_tensor_is_fixed_where_it_is_made():
     src = ("import torch\nx = torch.randn(3, device='cuda')\nacc = torch.zeros(3)\nacc.add_(x)\n")
     assert [(d.code, d.span.line) for d in analyze(src).diagnostics] == [("DEV201", 3)]
+
+
+def test_super_inside_a_comprehension_of_a_method():
+    src = ("import torch.nn as nn\nclass A(nn.Module):\n    def f(self):\n        return 1\n"
+           "class B(A):\n    def g(self):\n        return [super().f() for _ in range(2)] + [v for v in {k: super().f() for k in 'ab'}]\n"
+           "B().g()\n")
+    r = analyze(src)
+    assert r.diagnostics == [] and not r.rule_errors

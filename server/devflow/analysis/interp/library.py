@@ -120,6 +120,8 @@ class Library:
 
     def super_of(self, frame, args) -> Val:
         """`super()` in a method (or `super(Cls, self)`): the instance, seen from the class's bases."""
+        while frame.closure is not None and isinstance(frame.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            frame = frame.closure  # `super()` in a comprehension: the method's own frame
         owner, inst = frame.owner, None
         if len(args) == 2 and args[0].kind == "class" and hasattr(args[0].func, "base_infos"):
             owner, inst = args[0].func, args[1]
