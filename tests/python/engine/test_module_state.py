@@ -90,3 +90,23 @@ def test_super_inside_a_comprehension_of_a_method():
            "B().g()\n")
     r = analyze(src)
     assert r.diagnostics == [] and not r.rule_errors
+
+
+def test_unmoved_model_is_fixed_where_it_is_built_and_runs(tmp_path):
+    src = (CASES / "nested_layer_not_moved.py").read_text()
+    (d,) = analyze(src).diagnostics
+    assert d.fix is not None
+    fixed = apply_edits(src, d.fix.edits)
+    assert "    net = Stack(8, 3)\n    net.to(device)\n" in fixed
+    assert analyze(fixed).diagnostics == []
+    (tmp_path / "prog.py").write_text(fixed.replace('run(torch.device("cuda"))', 'run(torch.device("cpu"))'))
+    run = subprocess.run([sys.executable, str(tmp_path / "prog.py")], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+
+
+def test_no_fix_when_the_device_name_means_something_else_where_the_model_is_built():
+    src = (CASES / "nested_layer_not_moved.py").read_text().replace(
+        "def run(device):\n    net = Stack(8, 3)\n",
+        "def run(device):\n    other, device = device, 'cpu'\n    net = Stack(8, 3)\n    device = other\n")
+    (d,) = analyze(src).diagnostics
+    assert d.code == "DEV106" and d.fix is None

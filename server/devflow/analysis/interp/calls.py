@@ -279,6 +279,7 @@ class Calls:
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
                 self._own_params(obj, obj.origin, set())
+                self._param_roots[obj.origin.span] = obj
         return val
 
     def _own_params(self, obj, origin: Origin, seen: set) -> None:

@@ -160,8 +160,9 @@ class Reporting:
             dev_text = None  # the other side's names are not visible where the value was made
         if org is not None and org.kind == "param":
             # a module's parameter meets an input: the module was not moved (fixed where it is built)
-            code, fix, span = "DEV106", None, span_of(node)
+            code, span = "DEV106", span_of(node)
             related.append((org.span, org.reason))
+            fix = self._move_root_fix(self._param_roots.get(org.span), b)
         elif org is not None and org.kind == "attr":
             code, span, fix = "DEV105", org.span, self._register_buffer_fix(org.span)
         elif org is not None and org.kind in ("factory", "legacy"):
@@ -187,6 +188,28 @@ class Reporting:
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
+
+    def _move_root_fix(self, root, other: Val) -> FixPlan | None:
+        """`model.to(<device>)` right after `model = Net(...)`, when the other side's device is a name (or
+        attribute) bound there to that very device (checked by evaluating it in that frame)."""
+        astmt, frame, name = (getattr(root, a, None) for a in ("assign_stmt", "assign_frame", "assign_name"))
+        if astmt is None or frame is None or not name or astmt.line >= LINE_BASE or root.moved is not None:
+            return None
+        dev_text = self._fix_device_text(other, "", frame, astmt.line)
+        if not dev_text or dev_text.startswith(("'", '"')):
+            return None
+        try:
+            expr = ast.parse(dev_text, mode="eval").body
+        except SyntaxError:
+            return None
+        if not isinstance(expr, (ast.Name, ast.Attribute)) or self.eval(expr, frame).dev != other.dev:
+            return None
+        root_name = dev_text.split(".", 1)[0]
+        binds = sum(1 for n in walk(frame.node) if isinstance(n, ast.Name) and n.id == root_name
+                    and isinstance(n.ctx, ast.Store)) + (root_name in frame.params)
+        if binds != 1:
+            return None  # bound once only: the name means at the model's line what it means at the end
+        return FixPlan("insert_after", astmt, text=f"{name}.to({dev_text})", title=f"Move the model: `{name}.to({dev_text})`")
 
     def _register_buffer_fix(self, at) -> FixPlan | None:
         """`self.x = value` -> `self.register_buffer("x", value, persistent=False)`: moved with the module
