@@ -25,6 +25,8 @@ CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "module_st
     ("experts_in_comprehension_not_moved.py", [("DEV106", 11)]),
     ("experts_in_comprehension_clean.py", []),
     ("experts_in_plain_list.py", [("DEV103", 17)]),  # the root cause only, not each expert's parameter
+    ("batch_mask_from_generator.py", [("DEV201", 7)]),  # a mask helper of a batch class, batches from a generator
+    ("batch_mask_type_as_clean.py", []),  # `type_as(t)` converts to t's type string, its device included
 ])
 def test_module_owned_tensors(name, expected):
     r = analyze((CASES / name).read_text(), name)

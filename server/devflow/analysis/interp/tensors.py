@@ -39,6 +39,11 @@ class Tensors:
         if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
             d = kwargs.get("device")
             return Val("tensor", d.dev if d is not None and d.kind == "device" else t.dev, t.origin)
+        if name == "type_as" and args and args[0].kind == "tensor":
+            # `t.type(other.type())`: the other tensor's type string names its device too ("torch.cuda.FloatTensor")
+            o = args[0]
+            return Val("tensor", o.dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
+                                               kind="placed") if o.dev != t.dev else t.origin, scalar=t.scalar)
         if name in ("copy_", "type_as", "masked_scatter_", "set_"):
             return t
         if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
