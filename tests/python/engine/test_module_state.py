@@ -27,6 +27,8 @@ CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "module_st
     ("experts_in_plain_list.py", [("DEV103", 17)]),  # the root cause only, not each expert's parameter
     ("batch_mask_from_generator.py", [("DEV201", 7)]),  # a mask helper of a batch class, batches from a generator
     ("batch_mask_type_as_clean.py", []),  # `type_as(t)` converts to t's type string, its device included
+    ("mask_vs_input_moved_on_one_branch.py", [("DEV201", 5)]),  # `if use_gpu: x = x.cuda()`
+    ("moved_on_one_branch_clean.py", []),  # moved under the same condition, or back on the cpu
 ])
 def test_module_owned_tensors(name, expected):
     r = analyze((CASES / name).read_text(), name)
@@ -112,3 +114,9 @@ def test_no_fix_when_the_device_name_means_something_else_where_the_model_is_bui
         "def run(device):\n    other, device = device, 'cpu'\n    net = Stack(8, 3)\n    device = other\n")
     (d,) = analyze(src).diagnostics
     assert d.code == "DEV106" and d.fix is None
+
+
+def test_a_choice_between_two_tensors_is_not_a_move():
+    src = ("import torch\nidx = torch.arange(3, device='cuda')\nx = torch.randn(5)\n"
+           "if input():\n    sel = idx\nelse:\n    sel = torch.arange(3)\nprint(x[sel])\n")
+    assert analyze(src).diagnostics == []

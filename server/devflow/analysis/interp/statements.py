@@ -139,7 +139,29 @@ class Statements:
             frame.env = env_body
         else:
             frame.env = self.join_env(env_body, env_else)
+            self._moved_on_one_branch(st, before, env_body, env_else, frame)
         return False
+
+    def _moved_on_one_branch(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
+        """`if use_gpu: x = x.cuda()`: a tensor moved to an accelerator on one branch only is on the device
+        that condition picks, like `"cuda" if ... else "cpu"`: an accelerator on a GPU run (never the cpu),
+        one device for every tensor the same `if` moves."""
+        dev = None
+        for name, j in list(frame.env.items()):
+            a, b = env_body.get(name), env_else.get(name)
+            if j.kind == "tensor" and j.dev is not None and j.dev.known or a is None or b is None or a.kind != "tensor" or b.kind != "tensor" \
+                    or a.dev is None or b.dev is None or a.scalar or b.scalar:
+                continue
+            moved, kept = (a, b) if b.dev.is_cpu else (b, a)
+            if not kept.dev.is_cpu or not (moved.dev.kind == "cuda" or moved.dev.kind == "sym" and moved.dev.accel):
+                continue
+            if kept is not before.get(name) or moved.origin is None or moved.origin.kind != "placed":
+                continue  # only the same tensor, moved explicitly on one branch and left as it was on the other
+            if dev is None:
+                dev = Dev("sym", key=("if", id(st)), text="", accel=True)
+            frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
+                                                        f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
+                                  text=moved.text)
 
     def s_For(self, st, frame):
         it = self.eval(st.iter, frame)
