@@ -240,9 +240,29 @@ class Calls:
             self.depth -= 1
             self.active.discard(id(fn))
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
+        if frame.yields is not None or self._is_generator(fn):
+            # calling a generator function gives an iterator over what it yields
+            ret = Val("obj", obj=Obj("iter"), elem=frame.yields if frame.yields is not None else UNKNOWN)
         if memo_key is not None:
             self.memo[memo_key] = ret
         return ret
+
+    def _is_generator(self, fn) -> bool:
+        """A `yield` in the function's own body (not in a nested function or class)."""
+        key = ("gen", id(fn))
+        hit = self.builds_modules_cache.get(key)
+        if hit is None:
+            hit = False
+            stack = list(ast.iter_child_nodes(fn))
+            while stack:
+                n = stack.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    hit = True
+                    break
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    stack.extend(ast.iter_child_nodes(n))
+            self.builds_modules_cache[key] = hit
+        return hit
 
     def _param_val(self, name: str, v: Val, fn) -> Val:
         if v.kind == "unknown" and (name in DEVICE_WORDS or name.endswith("_device")):

@@ -466,11 +466,32 @@ class Expressions:
                 return it.elem or UNKNOWN
             if obj.kind == "dict":
                 return UNKNOWN
+            if obj.kind == "instance" and obj.cls is not None and not self.standalone:
+                found = obj.cls.method("__iter__")  # a project iterable (a batch iterator): what its __iter__ yields
+                if found is not None:
+                    gen = self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, it, node)
+                    if gen.kind == "obj" and gen.obj is not obj:
+                        return self.iter_elem(gen, None, frame)
+                return UNKNOWN
         if it.kind == "module" and it.obj is not None and it.obj.items:
             return self.elem_of(it.obj)
         if it.kind == "obj" and it.elem is not None:
             return it.elem
         return UNKNOWN
+
+    def e_Yield(self, node, frame):
+        v = self.eval(node.value, frame) if node.value is not None else Val("const", const=None)
+        self._yielded(v, frame)
+        return UNKNOWN  # what `send()` passes in
+
+    def e_YieldFrom(self, node, frame):
+        self._yielded(self.iter_elem(self.eval(node.value, frame), None, frame), frame)
+        return UNKNOWN
+
+    def _yielded(self, v: Val, frame) -> None:
+        while frame.closure is not None and isinstance(frame.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            frame = frame.closure
+        frame.yields = v if frame.yields is None else self.join(frame.yields, v)
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)

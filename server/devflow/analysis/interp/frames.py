@@ -36,7 +36,7 @@ class FuncRef:
 
 class Frame:
     __slots__ = ("node", "env", "parent", "call_node", "returns", "closure", "assigned", "params", "pending_names",
-                 "stmt_stack", "owner", "global_names")
+                 "stmt_stack", "owner", "global_names", "yields")
 
     def __init__(self, node, parent, call_node, closure=None):
         self.node = node
@@ -51,6 +51,7 @@ class Frame:
         self.stmt_stack: list[ast.stmt] = []
         self.owner: ClassInfo | None = None  # the class whose method runs here (for `super()`)
         self.global_names: set[str] | None = None  # `global x`: x is assigned in the module frame
+        self.yields: Val | None = None  # a generator: the join of what it yields (its elements)
 
 
 DECO_CACHE: dict[int, tuple] = {}

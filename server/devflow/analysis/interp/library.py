@@ -109,6 +109,15 @@ class Library:
             if args or "__opaque__" in kwargs:
                 d.opaque = True  # type: ignore[attr-defined]
             return Val("obj", obj=d)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
+            # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            named = [t.const[9:] for t in types if t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("builtins.")]
+            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
+            if named and len(named) == len(types) and all(n in py for n in named):
+                return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
+            return UNKNOWN
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
