@@ -45,7 +45,7 @@ class Dev:
 
     def render(self) -> str:
         if self.kind == "sym":
-            return f"`{self.text}`"
+            return f"`{self.text}`" if self.text else "an accelerator"
         if self.kind == "top":
             return "unknown"
         if self.index is not None:

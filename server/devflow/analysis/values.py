@@ -16,7 +16,8 @@ class Origin:
     "factory" (a factory call without device=), "legacy" (a legacy cpu constructor), "batch"
     (a DataLoader batch), "snapshot" (copies of a not-yet-moved model's tensors), "returned"
     (returned by a same-file call), "unknown-moved" (`x.to(device)` on a value of unknown kind: on that
-    device, but maybe a module), or "" for anything else.
+    device, but maybe a module), "placed" (an explicit move: `.to(...)`, `.cuda()`, `.cpu()`, a module's
+    move), or "" for anything else.
     """
 
     span: Span

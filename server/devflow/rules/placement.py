@@ -222,7 +222,7 @@ class TensorAttributeNotBuffer(Rule):
     code = "DEV105"
 
     def check(self, ctx: Context) -> list[Finding]:
-        out = []
+        out = list(ctx.findings(self.code))  # the interpreter's: a cache set by another method, left behind by a move
         moved = getattr(ctx.interp, "moved_classes", set())
         # Tensor attributes the interpreter saw, by the class definition whose body holds the statement
         # (a name may be defined many times; a statement outside every definition of the name, set by

@@ -102,6 +102,8 @@ class Calls:
                     return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
                 return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
                            bound=sup.bound)
+        if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
+            return Val("method", const=attr, bound=sup.bound)  # nn.Module.train: the flag, then the children
         return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
@@ -255,11 +257,31 @@ class Calls:
             self.active.discard(id(fn))
             self.step_recorders.pop()
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
+        if frame.yields is not None or self._is_generator(fn):
+            # calling a generator function gives an iterator over what it yields
+            ret = Val("obj", obj=Obj("iter"), elem=frame.yields if frame.yields is not None else UNKNOWN)
         if memo_key is not None:
             self.memo[memo_key] = ret
             if steps:
                 self.memo_steps[memo_key] = steps
         return ret
+
+    def _is_generator(self, fn) -> bool:
+        """A `yield` in the function's own body (not in a nested function or class)."""
+        key = ("gen", id(fn))
+        hit = self.builds_modules_cache.get(key)
+        if hit is None:
+            hit = False
+            stack = list(ast.iter_child_nodes(fn))
+            while stack:
+                n = stack.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    hit = True
+                    break
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    stack.extend(ast.iter_child_nodes(n))
+            self.builds_modules_cache[key] = hit
+        return hit
 
     def _param_val(self, name: str, v: Val, fn) -> Val:
         if v.kind == "unknown" and (name in DEVICE_WORDS or name.endswith("_device")):
@@ -290,7 +312,7 @@ class Calls:
                     dev = join(dev, c.obj.dev) if dev is not None else c.obj.dev
             for name in obj.buffers:
                 b = obj.attrs.get(name)
-                if b is not None and b.kind == "tensor":
+                if b is not None and b.kind == "tensor" and not b.scalar:  # a 0-dim cpu tensor goes with any device
                     dev = join(dev, b.dev) if dev is not None else b.dev
             if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
                                    for b in ((info.home or self.index).qualify(x) for x in info.bases)):
@@ -298,6 +320,8 @@ class Calls:
             obj.dev = dev
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
+                self._own_params(obj, obj.origin, set())
+                self._param_roots[obj.origin.span] = obj
         return val
 
     def project_optimizer(self, node, obj, info, args, kwargs) -> None:
@@ -317,6 +341,22 @@ class Calls:
             if store is not None:
                 obj.eager_state = (store, Origin(span_of(node), f"created at line {node.lineno}"),  # type: ignore[attr-defined]
                                    next(iter(devs)))
+
+    def _own_params(self, obj, origin: Origin, seen: set) -> None:
+        """The cpu parameters and buffers of a module not moved, and of its submodules, are said to be
+        this module's (the outermost one built last): where one meets an input, that module is at fault."""
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        obj.root_origin = origin  # type: ignore[attr-defined]  # one report per model built, not per layer
+        reason = f"a parameter of the model created at line {origin.span.line} and never moved"
+        for name in obj.buffers:
+            b = obj.attrs.get(name)
+            if b is not None and b.kind == "tensor" and b.dev is not None and b.dev.is_cpu and not b.scalar:
+                obj.attrs[name] = Val("tensor", b.dev, Origin(origin.span, reason, kind="param"))
+        for c in [obj.attrs.get(name) for name in obj.children] + list(obj.items):
+            if c is not None and c.obj is not None and c.obj.moved is None:
+                self._own_params(c.obj, origin, seen)
 
     def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
         """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field

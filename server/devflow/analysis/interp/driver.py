@@ -54,6 +54,8 @@ class Driver:
         self.standalone = False
         self.moved_classes: set[str] = set()
         self.tensor_attrs: dict[tuple[str, str], list] = {}
+        self._param_roots: dict = {}  # span of a model built on cpu -> that model (its parameters' owner)
+        self._param_nodes: set[int] = set()  # `nn.Parameter(...)` calls: their tensor is a parameter of its module
         self._cur_move = (None, None)
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.

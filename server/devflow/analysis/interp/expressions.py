@@ -185,22 +185,78 @@ class Expressions:
     def e_Dict(self, node, frame):
         obj = Obj("dict")
         elem = None
+        exact = True  # every key known: `"k" in d` is decided, comprehensions over it run per entry
         for k, v in zip(node.keys, node.values):
             vv = self.eval(v, frame)
             if k is None:
                 if vv.kind == "obj" and vv.obj is not None and vv.obj.kind == "dict":
                     obj.keys.update(vv.obj.keys)
+                    exact = exact and getattr(vv.obj, "exact", False)
+                else:
+                    exact = False
                 continue
             kv = self.eval(k, frame)
             if kv.kind == "const":
                 obj.keys[kv.const] = vv
+            else:
+                exact = False
             elem = vv if elem is None else self.join(elem, vv)
+        obj.exact = exact  # type: ignore[attr-defined]
         return Val("obj", obj=obj, elem=elem)
+
+    @staticmethod
+    def _items_receiver(it):
+        """`d` of an iteration over `d.items()`."""
+        if isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr == "items" \
+                and not it.args and not it.keywords:
+            return it.func.value
+        return None
+
+    def _dict_comp_per_entry(self, node, frame) -> Val | None:
+        """`{k: f(v) for k, v in d.items() if ...}` over a dict whose keys are all known: one run of the
+        body per entry, so each entry keeps its own device (an image on the cpu, a mask on the GPU)."""
+        if len(node.generators) != 1 or node.generators[0].is_async:
+            return None
+        gen = node.generators[0]
+        src = self._items_receiver(gen.iter)
+        if src is None or not (isinstance(gen.target, ast.Tuple) and len(gen.target.elts) == 2):
+            return None
+        d = self.eval(src, frame)
+        if d.kind != "obj" or d.obj is None or d.obj.kind != "dict" or not getattr(d.obj, "exact", False) \
+                or len(d.obj.keys) > 64:
+            return None
+        out = Obj("dict")
+        exact = True
+        for key, value in list(d.obj.keys.items()):
+            sub = Frame(node, frame.parent, frame.call_node, closure=frame)
+            self._frames.append(sub)
+            sub.stmt_stack = frame.stmt_stack
+            sub.owner = frame.owner
+            self.assign(gen.target, Val("obj", obj=Obj("tuple", items=[Val("const", const=key), value])), sub, gen)
+            keep = True
+            for cond in gen.ifs:
+                t = self.truth(cond, sub)
+                if t is False:
+                    keep = False
+                    break
+                if t is None:
+                    exact = False
+            if not keep:
+                continue
+            k = self.eval(node.key, sub)
+            v = self.eval(node.value, sub)
+            if k.kind == "const" and isinstance(k.const, (str, int)):
+                out.keys[k.const] = v
+            else:
+                return None
+        out.exact = exact  # type: ignore[attr-defined]
+        return Val("obj", obj=out)
 
     def _comp(self, node, frame) -> tuple[Val, Val | None]:
         sub = Frame(node, frame.parent, frame.call_node, closure=frame)
         self._frames.append(sub)
         sub.stmt_stack = frame.stmt_stack
+        sub.owner = frame.owner  # still inside the method (a submodule called here runs its forward)
         for gen in node.generators:
             it = self.eval(gen.iter, sub)
             self.assign(gen.target, self.iter_elem(it, gen.iter, sub), sub, gen)
@@ -218,6 +274,9 @@ class Expressions:
     e_SetComp = e_ListComp
 
     def e_DictComp(self, node, frame):
+        per_entry = self._dict_comp_per_entry(node, frame)
+        if per_entry is not None:
+            return per_entry
         val, _ = self._comp(node, frame)
         return Val("obj", obj=Obj("dict"), elem=val)
 
@@ -315,6 +374,13 @@ class Expressions:
         if len(node.ops) != 1:
             return None
         op, a, b = node.ops[0], vals[0], vals[1]
+        if isinstance(op, (ast.In, ast.NotIn)) and a.kind == "const" and b.kind == "obj" and b.obj is not None \
+                and b.obj.kind == "dict" and getattr(b.obj, "exact", False):
+            try:
+                res = a.const in b.obj.keys
+            except TypeError:
+                return None
+            return res if isinstance(op, ast.In) else not res
         if isinstance(op, (ast.Is, ast.IsNot)):
             if b.kind == "const" and b.const is None:
                 if a.kind == "const":
@@ -400,11 +466,32 @@ class Expressions:
                 return it.elem or UNKNOWN
             if obj.kind == "dict":
                 return UNKNOWN
+            if obj.kind == "instance" and obj.cls is not None and not self.standalone:
+                found = obj.cls.method("__iter__")  # a project iterable (a batch iterator): what its __iter__ yields
+                if found is not None:
+                    gen = self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, it, node)
+                    if gen.kind == "obj" and gen.obj is not obj:
+                        return self.iter_elem(gen, None, frame)
+                return UNKNOWN
         if it.kind == "module" and it.obj is not None and it.obj.items:
             return self.elem_of(it.obj)
         if it.kind == "obj" and it.elem is not None:
             return it.elem
         return UNKNOWN
+
+    def e_Yield(self, node, frame):
+        v = self.eval(node.value, frame) if node.value is not None else Val("const", const=None)
+        self._yielded(v, frame)
+        return UNKNOWN  # what `send()` passes in
+
+    def e_YieldFrom(self, node, frame):
+        self._yielded(self.iter_elem(self.eval(node.value, frame), None, frame), frame)
+        return UNKNOWN
+
+    def _yielded(self, v: Val, frame) -> None:
+        while frame.closure is not None and isinstance(frame.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            frame = frame.closure
+        frame.yields = v if frame.yields is None else self.join(frame.yields, v)
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)

@@ -36,7 +36,7 @@ class FuncRef:
 
 class Frame:
     __slots__ = ("node", "env", "parent", "call_node", "returns", "closure", "assigned", "params", "pending_names",
-                 "stmt_stack", "owner", "global_names")
+                 "stmt_stack", "owner", "global_names", "yields")
 
     def __init__(self, node, parent, call_node, closure=None):
         self.node = node
@@ -51,6 +51,7 @@ class Frame:
         self.stmt_stack: list[ast.stmt] = []
         self.owner: ClassInfo | None = None  # the class whose method runs here (for `super()`)
         self.global_names: set[str] | None = None  # `global x`: x is assigned in the module frame
+        self.yields: Val | None = None  # a generator: the join of what it yields (its elements)
 
 
 DECO_CACHE: dict[int, tuple] = {}
@@ -113,9 +114,8 @@ def call_sig(v: Val):
     if v.kind == "tensor":
         return ("t", v.dev, v.scalar)
     if v.kind in ("module", "obj"):
-        # a module's device too: the same call before and after `model.cuda()` computes different things
-        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None,
-                v.obj.dev if v.obj is not None and v.kind == "module" else None)
+        # the receiver's placement too: a method run again after a move sees (and caches) moved tensors
+        return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None, v.obj.dev if v.obj is not None else None)
     if v.kind == "const":
         c = v.const
         return ("c", c if isinstance(c, (int, float, str, bool, type(None))) else id(c))

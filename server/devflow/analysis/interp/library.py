@@ -115,6 +115,15 @@ class Library:
                 if pair.kind == "obj" and pair.obj is not None and len(pair.obj.items) == 2:
                     return Val("obj", obj=d, elem=pair.obj.items[1])
             return Val("obj", obj=d)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
+            # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            named = [t.const[9:] for t in types if t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("builtins.")]
+            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
+            if named and len(named) == len(types) and all(n in py for n in named):
+                return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
+            return UNKNOWN
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
@@ -126,6 +135,8 @@ class Library:
 
     def super_of(self, frame, args) -> Val:
         """`super()` in a method (or `super(Cls, self)`): the instance, seen from the class's bases."""
+        while frame.closure is not None and isinstance(frame.node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            frame = frame.closure  # `super()` in a comprehension: the method's own frame
         owner, inst = frame.owner, None
         if len(args) == 2 and args[0].kind == "class" and hasattr(args[0].func, "base_infos"):
             owner, inst = args[0].func, args[1]
@@ -303,6 +314,13 @@ class Library:
     def torch_module(self, node, rest: str, last: str, args, kwargs, frame) -> Val:
         qual = "torch." + rest
         org = Origin(span_of(node), f"created at line {node.lineno}")
+        if last == "Parameter":
+            # a tensor (the data it wraps) that its module owns: registered on assignment, moved with it
+            self._param_nodes.add(id(node))
+            a = args[0] if args else kwargs.get("data")
+            if a is not None and a.kind == "tensor":
+                return Val("tensor", a.dev, a.origin, scalar=a.scalar)
+            return UNKNOWN
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":

@@ -120,6 +120,12 @@ class Modules:
             if obj is not None and obj.dev is not None and any(
                     v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
                 return UNKNOWN  # DEV104 reports the module built in place; no cascade
+        elif self._runs_inside(obj, frame, method):
+            # a project submodule called from its parent's code: PyTorch raises inside its forward, where a
+            # parameter meets the input; said there
+            fn, owner = obj.cls.method(method or "forward")
+            self._interproc.add(id(node))
+            return self.call_function(FuncRef(fn, None, owner, "method"), args, kwargs, mod, node)
         elif self.module_mix(node, mod, arg_pairs, frame, method):
             return UNKNOWN  # it fails here at run time; what follows would only repeat the finding
         if obj is not None and obj.cls is not None:
@@ -140,6 +146,33 @@ class Modules:
                 return UNKNOWN
             return self.result_of(tensors)
         return UNKNOWN
+
+    def _set_mode(self, mod: Val, mode, node, seen: set, run_own: bool = True) -> None:
+        """nn.Module.train(mode) / eval(): sets `training` on the module and every submodule, and runs
+        the `train` overrides of project submodules (which may cache tensors for inference)."""
+        obj = mod.obj
+        if obj is None or id(obj) in seen:
+            return
+        seen.add(id(obj))
+        obj.training = mode
+        for name in list(obj.children):
+            c = obj.attrs.get(name)
+            if c is not None and c.kind == "module":
+                self._set_mode(c, mode, node, seen)
+        for item in obj.items:
+            if item.kind == "module":
+                self._set_mode(item, mode, node, seen)
+        found = obj.cls.method("train") if obj.cls is not None and run_own and mode is not None else None
+        if found is not None and not self.standalone and not getattr(obj, "standalone", False):
+            self.call_function(FuncRef(found[0], None, found[1], "method"), [Val("const", const=mode)], {}, mod, node)
+
+    def _runs_inside(self, obj, frame, method: str) -> bool:
+        """A same-project module (its forward known) called from a method of another module."""
+        # (not one held in a plain list or added after a move: DEV101 / DEV103 report those where they are added)
+        return obj is not None and obj.cls is not None and not self.standalone and not getattr(obj, "standalone", False) \
+            and not obj.pending and not getattr(obj, "in_plain_container", False) \
+            and obj.cls.method(method or "forward") is not None \
+            and frame.owner is not None and getattr(frame.owner, "is_module", False)
 
     def _nested_tensors(self, args, nodes, depth: int = 0) -> list:
         """Tensors inside tuple / list arguments (to two levels), with their source text."""
@@ -169,7 +202,7 @@ class Modules:
             return
         if getattr(obj, "standalone", False):
             return
-        origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}")
+        origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed")
         obj.move_call = move_text  # type: ignore[attr-defined]
         obj.move_recv = recv_text  # type: ignore[attr-defined]
         seen: set[int] = set()
@@ -235,6 +268,20 @@ class Modules:
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+        self._left_behind(obj, dev, origin)
+
+    def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:
+        """Plain tensor attributes (neither parameters nor buffers) stay where they are when the module
+        moves. Those set in `__init__` are DEV105's; one set by another method before the move (a cache
+        made by a `train()` override) is said to be left behind by this move."""
+        for name, (st, fn) in getattr(obj, "attr_sets", {}).items():
+            v = obj.attrs.get(name)
+            if v is None or v.kind != "tensor" or name in obj.buffers or v.scalar or v.dev is None \
+                    or not v.dev.is_cpu or not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
+                continue
+            obj.attrs[name] = Val("tensor", CPU, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
+                                                      f"{st.lineno}, is not moved by {origin.reason.replace('moved by ', '')}"
+                                                      f": `.to()` moves parameters and buffers only", kind="attr"))
 
     def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
         """Swap the optimizer's construction below the move when both sit in one block, one line each,
@@ -331,7 +378,11 @@ class Modules:
                     self._move_rec(obj, TOP, obj.moved, frame, set())
             return mod
         if name in ("train", "eval"):
-            obj.training = (name == "train") if not args or args[0].kind != "const" else bool(args[0].const)
+            mode = None if name == "train" and args and args[0].kind != "const" else \
+                (name == "train") if not args else bool(args[0].const)
+            via_super = isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
+                and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
+            self._set_mode(mod, mode, node, set(), not via_super)
             return mod
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
                     "zero_grad", "to_empty"):
@@ -341,7 +392,7 @@ class Modules:
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
-        if name == "register_buffer" and len(args) >= 2 and args[0].kind == "const":
+        if name in ("register_buffer", "register_parameter") and len(args) >= 2 and args[0].kind == "const":
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
@@ -393,6 +444,8 @@ class Modules:
             r.elem = None
             return Val("const", const=None)
         if obj.kind == "dict":
+            if name not in ("items", "keys", "values", "get", "copy"):
+                obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):
                 return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, r.elem or self.elem_of_dict(obj)])))
             if name == "values":

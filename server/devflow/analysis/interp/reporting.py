@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
-from devflow.analysis.lattice import Dev, definitely_differ
+from devflow.analysis.lattice import CPU, Dev, definitely_differ
 from devflow.analysis.values import Obj, Origin, Val
 from dataclasses import replace
 
@@ -112,11 +112,40 @@ class Reporting:
             return True
         return root in self.module_frame.assigned and self.module_frame.assigned[root] <= line
 
+    def inplace_into_cpu(self, node, recv: Val, args, frame) -> bool:
+        """`ema_v.lerp_(model_v)`: an in-place op writes into its receiver, so a receiver put on the cpu on
+        purpose (moved or copied there, not a factory left without device=) stays there, and the device
+        tensor it is given has to come to it: reported where they meet, fixed by moving the argument."""
+        org = recv.origin
+        if recv.dev is None or not recv.dev.is_cpu or recv.scalar or org is None or org.kind != "placed" \
+                or not isinstance(node.func, ast.Attribute):
+            return False
+        for v, a in zip(args, node.args):
+            if v.kind == "tensor" and not v.scalar and v.dev is not None and v.dev.known and definitely_differ(CPU, v.dev):
+                break
+        else:
+            return False
+        key = ("inplace", span_of(node))
+        if key in self.mix_origins:
+            return True
+        self.mix_origins.add(key)
+        rtext, atext = self.text(node.func.value), self.text(a)
+        related = [(org.span, org.reason)] + ([(v.origin.span, v.origin.reason)] if v.origin else [])
+        fix = None
+        if is_dotted_name(rtext) and isinstance(a, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+            fix = FixPlan("append", span_of(a), text=f".to({rtext}.device)",
+                          title=f"Bring it to the receiver: `{atext}.to({rtext}.device)`")
+        self.add(Finding("DEV202", span_of(node),
+                         f"`{rtext}.{node.func.attr}()` writes in place into `{rtext}`, on cpu ({org.reason}), but "
+                         f"`{atext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else "")
+                         + f"; move `{atext}` to `{rtext}.device` first", related, fix))
+        return True
+
     def report_mix(self, node, cpu_side: tuple[Val, str], dev_side: tuple[Val, str], frame) -> None:
         a, atext = cpu_side
         b, btext = dev_side
         org = a.origin
-        key = org.span if org else span_of(node)
+        key = ("module", org.span) if org is not None and org.kind == "param" else org.span if org else span_of(node)
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)
@@ -129,7 +158,14 @@ class Reporting:
         same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
         if not same_scope:
             dev_text = None  # the other side's names are not visible where the value was made
-        if org is not None and org.kind in ("factory", "legacy"):
+        if org is not None and org.kind == "param":
+            # a module's parameter meets an input: the module was not moved (fixed where it is built)
+            code, span = "DEV106", span_of(node)
+            related.append((org.span, org.reason))
+            fix = self._move_root_fix(self._param_roots.get(org.span), b)
+        elif org is not None and org.kind == "attr":
+            code, span, fix = "DEV105", org.span, self._register_buffer_fix(org.span)
+        elif org is not None and org.kind in ("factory", "legacy"):
             code = "DEV201"
             fix = None
             if dev_text and org.kind == "legacy":
@@ -152,6 +188,45 @@ class Reporting:
                 fix = self._move_value_fix(org, dev_text, atext)
         msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
         self.add(Finding(code, span, msg, related, fix))
+
+    def _move_root_fix(self, root, other: Val) -> FixPlan | None:
+        """`model.to(<device>)` right after `model = Net(...)`, when the other side's device is a name (or
+        attribute) bound there to that very device (checked by evaluating it in that frame)."""
+        astmt, frame, name = (getattr(root, a, None) for a in ("assign_stmt", "assign_frame", "assign_name"))
+        if astmt is None or frame is None or not name or astmt.line >= LINE_BASE or root.moved is not None:
+            return None
+        dev_text = self._fix_device_text(other, "", frame, astmt.line)
+        if not dev_text or dev_text.startswith(("'", '"')):
+            return None
+        try:
+            expr = ast.parse(dev_text, mode="eval").body
+        except SyntaxError:
+            return None
+        if not isinstance(expr, (ast.Name, ast.Attribute)) or self.eval(expr, frame).dev != other.dev:
+            return None
+        root_name = dev_text.split(".", 1)[0]
+        binds = sum(1 for n in walk(frame.node) if isinstance(n, ast.Name) and n.id == root_name
+                    and isinstance(n.ctx, ast.Store)) + (root_name in frame.params)
+        if binds != 1:
+            return None  # bound once only: the name means at the model's line what it means at the end
+        return FixPlan("insert_after", astmt, text=f"{name}.to({dev_text})", title=f"Move the model: `{name}.to({dev_text})`")
+
+    def _register_buffer_fix(self, at) -> FixPlan | None:
+        """`self.x = value` -> `self.register_buffer("x", value, persistent=False)`: moved with the module
+        from then on. Only where no other statement of the file assigns `self.x` (register_buffer refuses a
+        name that is already a plain attribute)."""
+        st = next((n for n in walk(self.tree) if isinstance(n, ast.Assign) and n.lineno == at.line
+                   and n.col_offset == at.col), None)
+        if st is None or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute) \
+                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self":
+            return None
+        name = st.targets[0].attr
+        stores = [n for n in walk(self.tree) if isinstance(n, ast.Attribute) and n.attr == name
+                  and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"]
+        if len(stores) != 1 or st.lineno != st.end_lineno:
+            return None
+        return FixPlan("replace", at, text=f'self.register_buffer("{name}", {self.text(st.value)}, persistent=False)',
+                       title="Register it as a (non-persistent) buffer: `.to()` moves it with the module")
 
     def _move_at_use_fix(self, node, atext: str, other: Val, other_text: str, frame) -> FixPlan | None:
         """Move a batch where it meets the other side: the one use of its name in that expression."""
@@ -253,7 +328,9 @@ class Reporting:
         obj = mod.obj
         if obj.pending or getattr(obj, "in_plain_container", False):
             return  # the root cause (DEV101 / DEV103) is reported where the module was added
-        key = ("module", obj.origin.span if obj.origin else span_of(call))
+        root = getattr(obj, "root_origin", None)
+        key = ("module", root.span if root is not None and obj.moved is None else
+               obj.origin.span if obj.origin else span_of(call))
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)

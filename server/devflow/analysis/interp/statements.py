@@ -144,7 +144,29 @@ class Statements:
             frame.env = env_body
         else:
             frame.env = self.join_env(env_body, env_else)
+            self._moved_on_one_branch(st, before, env_body, env_else, frame)
         return False
+
+    def _moved_on_one_branch(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
+        """`if use_gpu: x = x.cuda()`: a tensor moved to an accelerator on one branch only is on the device
+        that condition picks, like `"cuda" if ... else "cpu"`: an accelerator on a GPU run (never the cpu),
+        one device for every tensor the same `if` moves."""
+        dev = None
+        for name, j in list(frame.env.items()):
+            a, b = env_body.get(name), env_else.get(name)
+            if j.kind == "tensor" and j.dev is not None and j.dev.known or a is None or b is None or a.kind != "tensor" or b.kind != "tensor" \
+                    or a.dev is None or b.dev is None or a.scalar or b.scalar:
+                continue
+            moved, kept = (a, b) if b.dev.is_cpu else (b, a)
+            if not kept.dev.is_cpu or not (moved.dev.kind == "cuda" or moved.dev.kind == "sym" and moved.dev.accel):
+                continue
+            if kept is not before.get(name) or moved.origin is None or moved.origin.kind != "placed":
+                continue  # only the same tensor, moved explicitly on one branch and left as it was on the other
+            if dev is None:
+                dev = Dev("sym", key=("if", id(st)), text="", accel=True)
+            frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
+                                                        f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
+                                  text=moved.text)
 
     def s_For(self, st, frame):
         it = self.eval(st.iter, frame)
@@ -311,6 +333,7 @@ class Statements:
                 if key.kind == "const" and isinstance(key.const, (str, int)):
                     base.obj.keys[key.const] = val
                 else:
+                    base.obj.exact = False  # type: ignore[attr-defined]
                     base.elem = val if base.elem is None else self.join(base.elem, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
@@ -328,6 +351,13 @@ class Statements:
         if dev != batch.dev:
             frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
 
+    def s_Delete(self, st, frame):
+        for t in st.targets:  # `del d[k]`: the dict's keys are no longer known exactly
+            if isinstance(t, ast.Subscript):
+                base = self.eval(t.value, frame)
+                if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
+                    base.obj.exact = False  # type: ignore[attr-defined]
+
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
         name = target.attr
@@ -342,9 +372,20 @@ class Statements:
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
                     and not getattr(obj, "standalone", False):
                 self.report_added_after_move(obj, child, target, st, frame)
+        elif obj.kind == "module" and val.kind == "tensor" and id(getattr(st, "value", None)) in self._param_nodes:
+            obj.buffers.add(name)  # a parameter: moved with its module like a buffer
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
+        if obj.kind == "module" and val.kind == "obj" and val.obj is not None and val.obj.kind in ("list", "tuple", "dict"):
+            # modules in a plain container on a module are not registered (DEV103 says so where it is set)
+            for m in [*val.obj.items, *val.obj.keys.values(), *([val.elem] if val.elem is not None else [])]:
+                if m.kind == "module" and m.obj is not None:
+                    m.obj.in_plain_container = True  # type: ignore[attr-defined]
+        if obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers:
+            if not hasattr(obj, "attr_sets"):
+                obj.attr_sets = {}  # type: ignore[attr-defined]
+            obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
         obj.attrs[name] = val
 
     def join(self, a: Val, b: Val) -> Val:

@@ -18,14 +18,14 @@ class Tensors:
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:
                 return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
-            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
         if name == "cuda":
             dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
-            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}"),
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
         if name == "cpu":
-            return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}"),
+            return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
         if name == "keys":  # not a Tensor method: `t` is a dict of tensors; its keys are not tensors
             return UNKNOWN
@@ -39,8 +39,15 @@ class Tensors:
         if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
             d = kwargs.get("device")
             return Val("tensor", d.dev if d is not None and d.kind == "device" else t.dev, t.origin)
+        if name == "type_as" and args and args[0].kind == "tensor":
+            # `t.type(other.type())`: the other tensor's type string names its device too ("torch.cuda.FloatTensor")
+            o = args[0]
+            return Val("tensor", o.dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
+                                               kind="placed") if o.dev != t.dev else t.origin, scalar=t.scalar)
         if name in ("copy_", "type_as", "masked_scatter_", "set_"):
             return t
+        if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
+            return UNKNOWN
         tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
         if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
             return UNKNOWN
