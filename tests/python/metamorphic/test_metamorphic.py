@@ -1,15 +1,13 @@
 """Metamorphic suite (issue 10, "Guarding against overfitting"): the engine on semantics-preserving
 rewrites of every public corpus case (tests/metamorphic). The rewriter's own checks always run;
-agreement and silence on fixed variants are enforced; recall is enforced at the floor the engine
-has reached (a regression fails) while the issue's 90% target is reported as an expected failure
-until the engine meets it (`DEVFLOW_METAMORPHIC_GATE=1` enforces the target).
+all three targets of issue 10 are enforced (recall >= 90%, agreement >= 95%, no diagnostic on a
+rewritten fixed variant).
 
     .venv/bin/python -m pytest -q tests/python/metamorphic -s   # prints the table per rewrite kind
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -25,18 +23,13 @@ from metamorphic.rewrite import REWRITES  # noqa: E402
 RECALL_TARGET = 0.90
 AGREEMENT_TARGET = 0.95
 FIXED_DIAGNOSTICS_MAX = 0
-# Recall reached by the engine (main e1c3ca0: 62.1%; engine v2 first cut: 77.8%): never lower.
-RECALL_FLOOR = 0.77
-# The 90% recall target is an expected failure until met. Baseline on main e1c3ca0: recall 62.1%,
-# agreement 88.0%, 2 diagnostics on fixed; engine v2 first cut: 77.8%, 98.8%, 0.
-GATE = os.environ.get("DEVFLOW_METAMORPHIC_GATE") == "1"
+# Measured: main e1c3ca0 recall 62.1%, agreement 88.0%, 2 diagnostics on fixed variants;
+# engine v2: 90.1%, 98.3%, 0 (helper_1 / helper_2 rewrites are the weakest, 84.6%).
 # Every rewrite must apply to at least this many of the 52 cases (a rewriter that silently stops
 # applying would make the targets meaningless).
 MIN_APPLIED = {"identity": 52, "rename": 52, "split_module": 35, "wrap_main": 40, "helper_1": 50, "helper_2": 50,
                "device_args": 32, "device_config": 32, "trainer": 25}
 
-gated = pytest.mark.xfail(not GATE, strict=False,
-                          reason="issue 10: the 90% recall target is not met yet; figures printed above")
 
 
 @pytest.fixture(scope="module")
@@ -66,12 +59,6 @@ def test_identity_rewrite_changes_nothing(results):
     assert t["agreement"] == 1.0 and t["fixed_diagnostics"] == 0
 
 
-def test_recall_never_falls_below_the_floor(results):
-    t = results["table"]["all rewrites"]
-    assert t["recall"] >= RECALL_FLOOR, f"recall {t['recall']:.1%} < {RECALL_FLOOR:.0%} (the engine regressed)"
-
-
-@gated
 def test_recall_on_rewritten_buggy_variants(results):
     t = results["table"]["all rewrites"]
     assert t["recall"] >= RECALL_TARGET, f"recall {t['recall']:.1%} < {RECALL_TARGET:.0%}"
