@@ -55,3 +55,48 @@ t.to("cuda")
 '''
     (tmp_path / "t.py").write_text(src)
     assert [d.code for d in api.check_path(str(tmp_path / "t.py")).diagnostics] == ["DEV107"]
+
+
+def test_a_chain_of_module_methods_on_an_unknown_value_stays_maybe_a_module(tmp_path):
+    """`instantiate(cfg).to(device).eval()` returned from a loader, then `model.cuda()` in a helper
+    (field held-out: a gradio demo's load/unload helpers)."""
+    (tmp_path / "helpers.py").write_text('''import torch
+from cfg import instantiate
+
+
+def load_model(config, device):
+    model = instantiate(config).to(device).eval()
+    return model, None
+
+
+def load_module_gpu(model):
+    model.cuda()
+
+
+def unload_module_gpu(model):
+    model.cpu()
+''')
+    (tmp_path / "app.py").write_text('''import torch
+from helpers import load_model, load_module_gpu, unload_module_gpu
+
+model, flt = load_model("c.yaml", "cpu")
+load_module_gpu(model)
+unload_module_gpu(model)
+''')
+    assert [d.code for d in api.check_path(str(tmp_path / "app.py")).diagnostics] == []
+    assert [d.code for d in api.check_path(str(tmp_path / "helpers.py")).diagnostics] == []
+
+
+def test_branches_that_move_an_unknown_value_to_different_devices_stay_maybe_a_module(tmp_path):
+    src = '''import sys
+import torch
+from cfg import instantiate
+
+if sys.argv[1:] == ["gpu"]:
+    model = instantiate("c").to("cuda").eval()
+else:
+    model = instantiate("c").to("cpu").eval()
+model.cuda()
+'''
+    (tmp_path / "t.py").write_text(src)
+    assert [d.code for d in api.check_path(str(tmp_path / "t.py")).diagnostics] == []

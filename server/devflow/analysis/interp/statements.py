@@ -372,7 +372,7 @@ class Statements:
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
                     and not getattr(obj, "standalone", False):
                 self.report_added_after_move(obj, child, target, st, frame)
-        elif obj.kind == "module" and val.kind == "tensor" and id(getattr(st, "value", None)) in self._param_nodes:
+        elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
@@ -393,8 +393,11 @@ class Statements:
             return a
         if a.kind == b.kind == "tensor":
             dev = join(a.dev, b.dev)
-            return Val("tensor", dev, a.origin if dev == a.dev else (b.origin if dev == b.dev else None),
-                       scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
+            origin = a.origin if dev == a.dev else (b.origin if dev == b.dev else None)
+            maybe_module = next((v.origin for v in (a, b) if v.origin is not None and v.origin.kind == "unknown-moved"), None)
+            if maybe_module is not None:
+                origin = maybe_module  # either branch may hold a module: the join may too
+            return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
         if a.kind == b.kind == "obj" and a.obj is not None and b.obj is not None and \
@@ -413,3 +416,17 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join(old, v)
         return out
+
+
+# Tensor methods that only change the dtype: on a Parameter that has that dtype already they return
+# the Parameter itself (`nn.Parameter(torch.ones(n)).float()` is still registered).
+_DTYPE_ONLY = ("float", "half", "double", "bfloat16", "type_as", "to")
+
+
+def _param_call_of(value):
+    """The `nn.Parameter(...)` call under dtype-only conversions (`nn.Parameter(x).float()`), or the value."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _DTYPE_ONLY \
+            and (value.func.attr != "to" or (not value.args and all(k.arg == "dtype" for k in value.keywords))):
+        value = value.func.value
+    return value
+

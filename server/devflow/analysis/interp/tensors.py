@@ -14,6 +14,19 @@ class Tensors:
     """Methods called on tensors."""
 
     def tensor_method(self, node, t: Val, name: str, args, kwargs, frame) -> Val:
+        if t.origin is not None and t.origin.kind == "unknown-moved" and name in _MODULE_OR_TENSOR:
+            # maybe a module (`load().to(d).eval()`): the chain stays "maybe a module" on its device
+            dev = t.dev
+            if name == "to":
+                dev = self.parse_to_args(args, kwargs, t.dev)
+            elif name == "cuda":
+                dev = CUDA
+            elif name == "cpu":
+                dev = CPU
+            if dev is None or not dev.known:
+                return UNKNOWN
+            return Val("tensor", dev, t.origin if dev is t.dev else
+                       Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", "unknown-moved"))
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:
@@ -56,3 +69,9 @@ class Tensors:
                 and not kwargs:
             scalar = True
         return Val("tensor", t.dev, t.origin, scalar=scalar)
+
+
+# Methods of both nn.Module and Tensor that return the receiver's kind (or only Module's: eval/train).
+_MODULE_OR_TENSOR = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_",
+                               "eval", "train", "share_memory", "type", "zero_"})
+
