@@ -16,11 +16,13 @@ corpus_eval = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(corpus_eval)
 
 # folder -> minimum recall at a bug line
-RECALL = {"public": 0.95, "public2": 0.30}
+RECALL = {"public": 0.95, "public2": 0.80}
 # folder -> maximum number of diagnostics on the fixed variants
 FIXED_DIAGNOSTICS = {"public": 0, "public2": 0}
 # folder -> minimum share of runnable cases that run to the end after `--fix --unsafe-fixes`
-FIX_RUNS_TO_END = {"public": 0.95, "public2": 0.35}
+FIX_RUNS_TO_END = {"public": 0.95, "public2": 0.80}
+# both folders together (issue 11: >= 90% of the runnable cases run to the end after the fix)
+FIX_RUNS_TO_END_ALL = 0.90
 # scripts that ran before and fail after devflow's fix: never
 FIX_BROKE = 0
 
@@ -66,3 +68,10 @@ def test_fixed_scripts_run_to_the_end(results, folder):
 def test_no_fix_breaks_a_script(results, folder):
     broke = [(r["id"], r["fix_run"]) for r in results[folder]["rows"] if r.get("fix_broke")]
     assert len(broke) <= FIX_BROKE, broke
+
+
+def test_fixed_scripts_run_to_the_end_over_both_folders(results):
+    rows = [r for folder in corpus_eval.FOLDERS for r in results[folder]["rows"] if "fix_ok" in r]
+    ok = sum(r["fix_ok"] for r in rows)
+    assert rows and ok / len(rows) >= FIX_RUNS_TO_END_ALL, f"{ok}/{len(rows)} runnable cases run to the end after the fix"
+
