@@ -214,8 +214,10 @@ async def test_protocol_misuse_is_logged_not_shown(start):
 
 
 def _many_files(root: Path, n: int = 300) -> None:
+    # Each file different (nothing a cache could share) and long enough that a check of all of them
+    # outlasts the cancel's round trip on a fast machine.
     for i in range(n):
-        (root / f"m{i:03}.py").write_text(CANONICAL + "".join(f"v{j} = torch.zeros(2)\n" for j in range(300)))
+        (root / f"m{i:03}.py").write_text(CANONICAL + "".join(f"v{j}_{i} = torch.zeros(2) * {i}\n" for j in range(600)))
 
 
 async def test_check_workspace_on_the_client_token_and_cancel_request(start, tmp_path):
