@@ -19,6 +19,9 @@ _spec.loader.exec_module(corpus_dryrun)
 # current torch either). This gate guards what is reached.
 FOUND_TARGET = 0.85
 CLEAN_TARGET = 0.93
+# Of the cases whose buggy.py raises a device error on a real H100 (../shared/corpus/gpu/h100_runs.json),
+# the dry run must find >= 95% (measured 37/38): a faithful emulation finds what CUDA raises.
+FOUND_ON_GPU_FAILURES_TARGET = 0.95
 
 
 @pytest.fixture(scope="module")
@@ -34,3 +37,13 @@ def test_corpus_coverage(rows):
     clean = sum(r["fixed_clean"] for r in rows)
     assert found / len(rows) >= FOUND_TARGET, corpus_dryrun.table(rows)
     assert clean / len(rows) >= CLEAN_TARGET, corpus_dryrun.table(rows)
+    runs = corpus_dryrun.SHARED / "corpus" / "gpu" / "h100_runs.json"
+    if runs.exists():
+        import json
+
+        cases = json.loads(runs.read_text()).get("cases", {})
+        failing = [r for r in rows if (cases.get(r["id"]) or {}).get("buggy", {}).get("device_error")]
+        found_there = sum(r["found"] for r in failing)
+        print(f"cases raising a device error on the H100: found {found_there}/{len(failing)}")
+        assert failing and found_there / len(failing) >= FOUND_ON_GPU_FAILURES_TARGET, \
+            [r["id"] for r in failing if not r["found"]]
