@@ -1,23 +1,15 @@
 // "Devflow: Show Debug Information": what a bug report needs (versions, interpreter, settings,
 // server state, timings), as Markdown. Pure, so it is unit tested.
 
+import type { LaunchInfo } from './server';
+
 export interface DebugFacts {
   extensionVersion: string;
   vscodeVersion: string;
   platform: string;
   trusted: boolean;
   state: string;
-  launch?: {
-    command: string[];
-    cwd?: string;
-    interpreter?: string;
-    interpreterSource?: string;
-    python?: string;
-    devflow?: string;
-    devflowFile?: string;
-    bundledLibs?: string;
-    timings: Record<string, number>;
-  };
+  launch?: LaunchInfo;
   settings?: object;
   folders: { path: string; enable: boolean; exclude: string[] }[];
   diagnostics: { files: number; diagnostics: number };

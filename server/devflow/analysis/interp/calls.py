@@ -77,11 +77,7 @@ class Calls:
         if recv.kind == "super":
             return self.super_member(recv, func.attr)
         if recv.kind == "qual":
-            if self.project is not None:
-                pv = self.project_val(f"{recv.const}.{func.attr}")
-                if pv is not None:
-                    return pv
-            return Val("qual", const=f"{recv.const}.{func.attr}")
+            return self.qual_attr(recv.const, func.attr)
         if recv.kind in ("module", "obj", "class"):
             saved = self.frame
             v = self.e_Attribute_from(recv, func)

@@ -85,15 +85,19 @@ class Expressions:
         v = self.eval(node, frame) if isinstance(node, (ast.Name, ast.Attribute)) else UNKNOWN
         return v.const if v.kind == "qual" else None
 
+    def qual_attr(self, qual: str, attr: str) -> Val:
+        """`module.attr` of a dotted name: a project file's definition when it is one, else the name."""
+        if self.project is not None:
+            pv = self.project_val(f"{qual}.{attr}")
+            if pv is not None:
+                return pv
+        return Val("qual", const=f"{qual}.{attr}")
+
     def e_Attribute(self, node, frame):
         base = self.eval(node.value, frame)
         attr = node.attr
         if base.kind == "qual":
-            if self.project is not None:
-                pv = self.project_val(f"{base.const}.{attr}")
-                if pv is not None:
-                    return pv
-            return Val("qual", const=f"{base.const}.{attr}")
+            return self.qual_attr(base.const, attr)
         if base.kind == "tensor":
             if attr == "device":
                 return self.device_of(base, node.value)
