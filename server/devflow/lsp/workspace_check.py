@@ -5,6 +5,7 @@ user cancels."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import time
 import uuid
@@ -103,9 +104,16 @@ class _Progress:
             if not self.ls.supports("window.work_done_progress"):
                 return
             token = f"devflow-check-{uuid.uuid4().hex[:8]}"
+            # Registered before the request goes out: a client may show the cancel button as soon as
+            # it knows the token, and a cancel read in the same batch as the create response would
+            # otherwise reach pygls before create_async registers the token, and be dropped.
+            tokens = self.ls.work_done_progress.tokens
+            tokens[token] = concurrent.futures.Future()
             try:
-                await self.ls.work_done_progress.create_async(token)
+                await self.ls.protocol.send_request_async(
+                    types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.WorkDoneProgressCreateParams(token=token))
             except Exception as e:
+                tokens.pop(token, None)
                 log.debug("devflow: no progress (%s)", e)
                 return
             self.token = token
