@@ -54,6 +54,20 @@ def _fixed_block(report: Report) -> list[str]:
     return out
 
 
+def _counted(report: Report, remaining: int) -> str:
+    """`3 errors`, or `3 diagnostics (2 errors, 1 warning)` once some are not errors: a warning-only run
+    must not read as failing (file errors such as E999 count as errors)."""
+    others: dict[str, int] = {}
+    for _, d in report.findings():
+        if d.severity != "error":
+            others[d.severity] = others.get(d.severity, 0) + 1
+    if not others:
+        return _plural(remaining, "error")
+    parts = [_plural(remaining - sum(others.values()), "error")] if remaining > sum(others.values()) else []
+    parts += [_plural(n, sev) for sev, n in sorted(others.items(), key=lambda kv: ("warning", "info", "hint").index(kv[0]))]
+    return f"{_plural(remaining, 'diagnostic')} ({', '.join(parts)})"
+
+
 def _summary(report: Report) -> list[str]:
     remaining, fixed = report.remaining, report.fixed
     out = []
@@ -63,7 +77,7 @@ def _summary(report: Report) -> list[str]:
     if report.fix:
         out.append(f"Found {_plural(fixed + remaining, 'error')} ({fixed} fixed, {remaining} remaining).")
     else:
-        out.append(f"Found {_plural(remaining, 'error')}.")
+        out.append(f"Found {_counted(report, remaining)}.")
     safe = report.fixable(unsafe=False)
     every = report.fixable(unsafe=True)
     shown = every if report.unsafe_fixes else safe

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+from pathlib import Path
 
 from cli_support import CANONICAL_LINE, validate_sarif
 
@@ -16,6 +18,15 @@ def test_text_lists_findings_like_ruff_then_a_summary(devflow, project):
     assert "clean.py" not in r.out
     assert lines[-2] == "Found 1 error."
     assert lines[-1] == "[*] 1 fixable with the `--fix` option."
+
+
+def test_summary_counts_warnings_apart_from_errors(devflow, tmp_path):
+    samples = Path(__file__).resolve().parents[3] / "samples"
+    shutil.copy(samples / "03_amp_fused_resume.py", tmp_path)  # DEV401 (an error), DEV402 twice (a warning)
+    r = devflow("check", ".", cwd=tmp_path)
+    codes = sorted(line.split()[1] for line in r.out.splitlines() if ": DEV" in line)
+    assert r.code == 1 and codes == ["DEV401", "DEV402", "DEV402"], r.out
+    assert "Found 3 diagnostics (1 error, 2 warnings)." in r.out.splitlines()
 
 
 def test_clean_code_passes_with_exit_zero(devflow, project):
