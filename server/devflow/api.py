@@ -35,7 +35,7 @@ from devflow.config import Config
 from devflow.edits import apply_edits, overlaps
 from devflow.lines import lines_with_ends, normalize
 from devflow.model import Diagnostic, Edit, FileResult, Fix, Span
-from devflow.notebook import JoinedCells, join_cells, parse_ipynb
+from devflow.notebook import JoinedCells, cell_error_diagnostics, join_cells, parse_ipynb
 
 E_INTERNAL, E_IO, E_SYNTAX = "E000", "E902", "E999"
 PSEUDO_CODES = {
@@ -177,7 +177,14 @@ def check_path(path: str, config: Config | None = None) -> FileResult:
         return _failed(str(path), E_IO, str(e))
     except Exception as e:  # noqa: BLE001
         return _failed(str(path), E_INTERNAL, f"internal error: {type(e).__name__}: {e}")
-    return check_source(src.text, str(path), config)
+    return with_cell_errors(check_source(src.text, str(path), config), src.cells)
+
+
+def with_cell_errors(result: FileResult, cells: JoinedCells | None, severity: str = "error") -> FileResult:
+    """A notebook's cells that do not parse on their own (left out of the analysis) as E999 findings."""
+    if cells is not None and cells.errors and result.error is None:
+        result.diagnostics = cell_error_diagnostics(cells.errors, severity) + list(result.diagnostics)  # type: ignore[arg-type]
+    return result
 
 
 # -- fixing ---------------------------------------------------------------------------------------
@@ -446,7 +453,7 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
         return CheckedFile(path, _failed(path, E_IO, str(e)))
     except Exception as e:  # noqa: BLE001
         return CheckedFile(path, _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}"))
-    result = check_source(src.text, path, config)
+    result = with_cell_errors(check_source(src.text, path, config), src.cells)
     if not fix or result.error is not None or not any(d.fix for d in result.diagnostics):
         return CheckedFile(path, result, src.cells)
     notes: list[str] = []
@@ -480,5 +487,5 @@ def fix_file(path: str, config: Config | None = None, unsafe: bool = False) -> C
 
 __all__ = [
     "CheckedFile", "FileProblem", "PSEUDO_CODES", "SourceFile", "apply_fixes", "check_file", "check_path",
-    "check_source", "error_code", "fix_file", "fix_source", "read_source", "write_atomically",
+    "check_source", "error_code", "with_cell_errors", "fix_file", "fix_source", "read_source", "write_atomically",
 ]

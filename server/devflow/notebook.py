@@ -19,6 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from devflow.lines import normalize
+from devflow.model import Diagnostic, Severity, Span
 
 # Line magics IPython runs without `%` (automagic is on by default): `pip install x` on its own line.
 _AUTOMAGIC = re.compile(r"^\s*(pip|conda|mamba|cd|pwd|env|load_ext|reload_ext|matplotlib|time|timeit|run|"
@@ -111,9 +112,22 @@ def _blank_ipython(cell: str) -> str:
 
 
 @dataclass(frozen=True)
+class CellError:
+    """A code cell that is not valid Python on its own. The kernel compiles each cell apart, so such
+    a cell raises SyntaxError and runs nothing while the other cells run: it is left out of the
+    joined program (its lines become comments) and the rest is still checked."""
+
+    cell: int  # index among the code cells
+    line: int  # 1-based, in the joined source
+    col: int  # 0-based
+    message: str
+
+
+@dataclass(frozen=True)
 class JoinedCells:
     source: str
     cell_starts: tuple[int, ...]  # 1-based line in `source` where each cell begins
+    errors: tuple[CellError, ...] = ()
 
     def to_cell(self, line: int) -> tuple[int, int]:
         """(cell index, 1-based line within that cell) of a 1-based line of `source`."""
@@ -135,7 +149,35 @@ def join_cells(cells: list[str]) -> JoinedCells:
         starts.append(line)
         parts.append(text)
         line += text.count("\n")
-    return JoinedCells("".join(parts), tuple(starts))
+    source = "".join(parts)
+    if _syntax_error(source) is None:
+        return JoinedCells(source, tuple(starts))
+    errors = []
+    for i, text in enumerate(parts):
+        e = _syntax_error(text)
+        if e is None:
+            continue
+        lineno = min(max(e.lineno or 1, 1), max(text.count("\n"), 1))
+        errors.append(CellError(i, starts[i] + lineno - 1, max((e.offset or 1) - 1, 0), e.msg))
+        parts[i] = "\n".join(_comment(ln) for ln in text.split("\n"))
+    return JoinedCells("".join(parts), tuple(starts), tuple(errors))
+
+
+def cell_error_diagnostics(errors: tuple[CellError, ...], severity: Severity = "error") -> list[Diagnostic]:
+    """E999 on each cell that does not parse (positions in the joined source)."""
+    return [Diagnostic("E999", f"syntax error in this cell: {e.message}; devflow checked the other cells "
+                               f"without it (the kernel runs them, not this one)",
+                       Span(e.line, e.col, e.line, e.col + 1), severity) for e in errors]
+
+
+def _syntax_error(source: str) -> SyntaxError | None:
+    try:
+        compile(source, "<cell>", "exec", dont_inherit=True, flags=ast.PyCF_ONLY_AST)
+    except SyntaxError as e:
+        return e
+    except ValueError as e:  # a NUL byte
+        return SyntaxError(str(e), ("<cell>", 1, 1, ""))
+    return None
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,8 @@ def run(snapshot: Snapshot, settings: Settings, configs: ConfigCache, generation
             raise TypeError(f"check_source returned {type(result).__name__}, not FileResult")
         code = getattr(result, "error_code", None)  # not a field: replace() would drop it
         result = replace(result, diagnostics=_filter(result.diagnostics, config, snapshot.path, settings))
+        # A cell that does not parse is told like a file devflow skipped: information, not a finding.
+        api.with_cell_errors(result, snapshot.joined or snapshot.disk_joined, "info")
         if code is not None:
             result.error_code = code
     except Exception as e:  # the contract says never raises; the server must survive if it does

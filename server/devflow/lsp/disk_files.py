@@ -22,12 +22,12 @@ def read_snapshot(path: Path) -> tuple[Snapshot, str | None]:
     if path.suffix == ".ipynb":
         try:
             text = data.decode("utf-8-sig")
-            source = join_cells(code_cells_of_ipynb(text)).source
+            joined = join_cells(code_cells_of_ipynb(text))
         except UnicodeDecodeError as e:
             return empty, f"the notebook is not valid UTF-8 (byte {e.start})"
         except ValueError as e:
             return empty, str(e)
-        return Snapshot(uri=uri, version=None, source=source, path=str(path)), None
+        return Snapshot(uri=uri, version=None, source=joined.source, path=str(path), disk_joined=joined), None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         text = data.decode(encoding)

@@ -49,6 +49,7 @@ class Snapshot:
     path: str | None
     cells: tuple[Cell, ...] = ()
     joined: JoinedCells | None = None
+    disk_joined: JoinedCells | None = None  # a notebook read from disk (no cell documents to map to)
 
     @property
     def is_notebook(self) -> bool:

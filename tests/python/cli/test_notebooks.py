@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_support import validate_sarif
+from cli_support import CANONICAL, validate_sarif
 
 from devflow.api import CellSpanError, _Cells
 from devflow.model import Edit, Span
@@ -125,3 +125,20 @@ def test_line_references_in_messages_name_the_cell(devflow, nb_path):
     assert "line 6" not in d["message"]
     if "line" in d["message"]:
         assert "cell 2, line 3" in d["message"]
+
+
+def test_a_cell_with_a_syntax_error_is_left_out_and_the_others_checked(devflow, tmp_path):
+    lines = CANONICAL.split("\n")
+    cells = ["\n".join(lines[:6]), "def unfinished(:\n    pass\n", "\n".join(lines[6:])]
+    nb = {"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": c}
+                    for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "nb.ipynb").write_text(json.dumps(nb))
+    r = devflow("check", "nb.ipynb", "--format", "json", cwd=tmp_path)
+    found = json.loads(r.out)["diagnostics"]
+    assert [(d["code"], d["cell"], d["line"]) for d in found] == [("E999", 2, 1), ("DEV101", 3, 1)], found
+    assert "the other cells" in found[0]["message"]
+    # --fix mends the other cells and leaves the broken one as the user typed it.
+    r = devflow("check", "nb.ipynb", "--fix", "--unsafe-fixes", cwd=tmp_path)
+    after = [c["source"] for c in json.loads((tmp_path / "nb.ipynb").read_text())["cells"]]
+    assert after[1] == cells[1] and after[2] != cells[2] and after[0] == cells[0]
+    assert "Found 2 errors (1 fixed, 1 remaining)." in r.out and "cell 2:1:16: E999" in r.out

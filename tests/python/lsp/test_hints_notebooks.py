@@ -127,3 +127,23 @@ async def test_notebook_cells_pulled(start):
         text_document=types.TextDocumentIdentifier(_cell(1))))
     assert not [d for d in first.items if d.code == "DEV101"]
     assert [d.range.start.line for d in second.items if d.code == "DEV101"] == [0]
+
+
+async def test_a_cell_being_typed_does_not_hide_the_other_cells_findings(start):
+    # The kernel compiles each cell apart: a cell with a syntax error runs nothing, the others run.
+    s = await start(profile="visual-studio-code", encoding="utf-16", notebooks=True)
+    lines = CANONICAL.split("\n")
+    cells = ["\n".join(lines[0:6]), "for batch in (", "\n".join(lines[6:])]
+    s.client.notebook_document_did_open(types.DidOpenNotebookDocumentParams(
+        notebook_document=types.NotebookDocument(
+            uri=NB, notebook_type="jupyter-notebook", version=1,
+            cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=_cell(i)) for i in range(3)]),
+        cell_text_documents=[types.TextDocumentItem(uri=_cell(i), language_id="python", version=1, text=c)
+                             for i, c in enumerate(cells)]))
+    last = await s.wait_published(_cell(2), lambda p: any(d.code == "DEV101" for d in p.diagnostics))
+    assert [d.range.start.line for d in last.diagnostics if d.code == "DEV101"] == [0]
+    broken = await s.wait_published(_cell(1), lambda p: bool(p.diagnostics))
+    (d,) = broken.diagnostics
+    assert d.code == "E999" and d.severity == types.DiagnosticSeverity.Information
+    assert d.range.start.line == 0 and "never closed" in d.message
+    assert not (await s.wait_published(_cell(0), lambda p: True)).diagnostics
