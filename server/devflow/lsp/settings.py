@@ -1,9 +1,12 @@
 """The server's settings: command-line options of `devflow serve` plus the client's settings.
 
 Client contract (VS Code client, initializationOptions / didChangeConfiguration):
-{"settings": {"enable": bool, "severity": {CODE_OR_FAMILY: "error"|"warning"|"information"|"hint"},
+{"settings": SETTINGS, "folders": [{"uri": FOLDER_URI, "settings": SETTINGS}, ...]} where SETTINGS is
+{"enable": bool, "severity": {CODE_OR_FAMILY: "error"|"warning"|"information"|"hint"},
 "args": [str], "inlayHints": {"enable": bool}, "lintOnChange": bool, "debounceMs": int,
-"timeBudgetMs": int (0: no limit)}}
+"timeBudgetMs": int (0: no limit)}. "settings" applies outside every workspace folder, each folder's
+object to the files in it (see folder_settings.py). `args` are `devflow serve` options read per
+folder: --select/--ignore/--extend-select, --config, --time-budget-ms.
 """
 
 from __future__ import annotations
