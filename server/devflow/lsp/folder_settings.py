@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from devflow.lsp.documents import uri_to_path
+from devflow.lsp.excludes import is_excluded
 from devflow.lsp.settings import Settings, from_client
 
 
@@ -60,6 +61,15 @@ class WorkspaceSettings:
             if path == entry.path or path.startswith(entry.path.rstrip(os.sep) + os.sep):
                 return entry
         return None
+
+    def excludes(self, uri: str | None) -> bool:
+        """Whether devflow.exclude (of the file's folder, else the global one) leaves the file out."""
+        path = uri_to_path(uri) if uri else None
+        if not path:
+            return False
+        entry = self.folder_of(uri)
+        settings = entry.settings if entry is not None else self.default
+        return is_excluded(path, entry.path if entry is not None else None, settings.exclude)
 
     def for_uri(self, uri: str | None) -> Settings:
         """The settings that apply to a document, notebook or folder URI."""

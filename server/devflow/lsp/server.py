@@ -185,6 +185,8 @@ class DevflowServer(LanguageServer):
         return result
 
     def lsp_diagnostics(self, result: analysis.Analysis) -> dict[str, list[types.Diagnostic]]:
+        if self.workspace_settings.excludes(result.snapshot.uri):  # devflow.exclude: nothing reported
+            return {uri: [] for uri in result.snapshot.doc_uris()}
         return diagnostics.to_lsp(result, self.workspace_settings.for_uri(result.snapshot.uri), self.encoding)
 
     def publish(self, result: analysis.Analysis, force: bool = False) -> int:
@@ -192,7 +194,8 @@ class DevflowServer(LanguageServer):
         that are not open). Returns how many were published."""
         try:
             if self.pull_mode and not force:  # the client pulls; just count what it will get
-                if not self.workspace_settings.for_uri(result.snapshot.uri).enable:
+                ws = self.workspace_settings
+                if not ws.for_uri(result.snapshot.uri).enable or ws.excludes(result.snapshot.uri):
                     return 0
                 return len(result.result.diagnostics) + (1 if result.result.error else 0)
             by_uri = self.lsp_diagnostics(result)

@@ -92,12 +92,13 @@ def _roots(ls, uris: list[str]) -> list[Path]:
 
 def _discover_per_folder(ls, roots: list[Path]) -> list[Path]:
     """The files under `roots`, each root discovered with its own workspace folder's `--config`;
-    files of a folder with devflow.enable off are left out."""
+    files of a folder with devflow.enable off, and devflow.exclude'd files, are left out."""
     by_config: dict[str | None, list[Path]] = {}
     for root in roots:
         by_config.setdefault(ls.workspace_settings.for_uri(root.as_uri()).config_path, []).append(root)
     files = [f for config, group in by_config.items() for f in discover(group, ls.configs, config)]
-    return sorted(f for f in dict.fromkeys(files) if ls.workspace_settings.for_uri(f.as_uri()).enable)
+    ws = ls.workspace_settings
+    return sorted(f for f in dict.fromkeys(files) if ws.for_uri(f.as_uri()).enable and not ws.excludes(f.as_uri()))
 
 
 class _Progress:

@@ -205,3 +205,30 @@ async def test_check_workspace_uses_each_folders_settings(start, tmp_path):
     assert result == {"files": 1, "diagnostics": 1}, result  # alpha's m.py, DEV101 only
     (p,) = [p for p in s.published if p.diagnostics]
     assert p.uri == (alpha / "m.py").as_uri() and _codes(p.diagnostics) == {"DEV101": ERROR}
+
+
+def test_exclude_globs_match_the_clients():
+    import json
+
+    cases = json.loads((Path(__file__).resolve().parents[2] / "fixtures" / "exclude_cases.json").read_text())["cases"]
+    from devflow.lsp.excludes import is_excluded
+
+    wrong = [c for c in cases if is_excluded(c[0], c[1], c[2]) != c[3]]
+    assert not wrong
+
+
+async def test_exclude_per_folder(start, tmp_path):
+    alpha, beta, _ = _tree(tmp_path)
+    (alpha / "gen").mkdir()
+    (alpha / "gen" / "m.py").write_text(SOURCE)
+    s = await start(profile="visual-studio-code", encoding="utf-8", folders=[alpha, beta],
+                    init_options=_payload(alpha, beta, {"exclude": ["gen"]}, {}))
+    result = await s.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command="devflow.checkWorkspace", arguments=[]))
+    assert result == {"files": 2, "diagnostics": 4}, result  # alpha/m.py and beta/m.py
+    excluded = (alpha / "gen" / "m.py").as_uri()
+    s.open(excluded, SOURCE)
+    await s.wait_published(excluded, lambda p: p.version == 1 and not p.diagnostics)
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings=_payload(alpha, beta, {}, {})))
+    await s.wait_published(excluded, lambda p: len(p.diagnostics) == 2)
