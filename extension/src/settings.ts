@@ -95,6 +95,17 @@ function effective<T>(source: ConfigSource, key: string, trusted: boolean): unkn
   return v.workspaceFolderValue ?? v.workspaceValue ?? v.globalValue ?? v.defaultValue;
 }
 
+/** An object setting as VS Code's get() returns it: the levels merged key by key, the most specific
+ * level winning (a folder's {"DEV101": "hint"} keeps the user's {"DEV2": "warning"}). */
+function mergedObject(source: ConfigSource, key: string): Record<string, unknown> {
+  const v = source.inspect<unknown>(key);
+  const out: Record<string, unknown> = {};
+  for (const level of [v?.defaultValue, v?.globalValue, v?.workspaceValue, v?.workspaceFolderValue]) {
+    if (level && typeof level === 'object' && !Array.isArray(level)) Object.assign(out, level);
+  }
+  return out;
+}
+
 function asBool(v: unknown, fallback: boolean): boolean {
   return typeof v === 'boolean' ? v : fallback;
 }
@@ -194,7 +205,7 @@ export function readSettings(source: ConfigSource, opts: ReadOptions): Extension
     interpreter: asStrings(get('interpreter')).map((p) => expandVariables(p, opts)),
     // Restricted Mode runs only the bundled server (an environment's devflow is the workspace's code).
     importStrategy: strategy === 'fromEnvironment' && opts.trusted ? 'fromEnvironment' : 'useBundled',
-    severity: asSeverities(get('severity')),
+    severity: asSeverities(mergedObject(source, 'severity')),
     args: asStrings(get('args')).map((a) => expandVariables(a, opts)),
     inlayHints: { enable: asBool(get('inlayHints.enable'), false) },
     lintRun: lintRun(source, get),
