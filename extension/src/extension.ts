@@ -47,8 +47,8 @@ function workspaceResource(): vscode.Uri | undefined {
   return (folders.find((f) => settingsFor(f.uri).enable) ?? folders[0])?.uri;
 }
 
-/** The window settings (interpreter, path, logLevel, ...: package.json scope "window" or
- * "machine-overridable") and the global resource settings. */
+/** The window settings (interpreter, path, logLevel, ...: package.json scope "window") and the
+ * global resource settings. */
 function currentSettings(): ExtensionSettings {
   return settingsFor(undefined);
 }
