@@ -239,6 +239,7 @@ class DevflowServer(LanguageServer):
         if not changed:
             return
         log.info("devflow: settings changed for %d open document(s); checking them again", len(changed))
+        self.dirty.difference_update(changed)  # checked again even where lint.run is onSave: the settings changed
         self.refresh(changed)
         hints = lambda ws: [ws.for_uri(t).inlay_hints for t in changed]  # noqa: E731
         if hints(old) != hints(new) and self.supports("workspace.inlay_hint.refresh_support"):

@@ -148,6 +148,17 @@ async def test_lint_run_on_save_keeps_the_previous_report_for_a_pull(start, tmp_
     s.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(a)))
     saved = await pull(a, reports[a].result_id)
     assert saved.kind == "full" and sum(d.code == "DEV201" for d in saved.items) == 2
+    # A settings change of the onSave folder applies to its unsaved document at once.
+    s.replace_all(a, SOURCE)
+    assert (await pull(a, saved.result_id)).kind == "unchanged"
+    s.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=_payload(
+        alpha, beta, {"lintOnChange": False, "severity": {"DEV201": "hint"}}, {"lintOnChange": True})))
+    for _ in range(100):
+        changed = await pull(a, saved.result_id)
+        if changed.kind == "full":
+            break
+        await asyncio.sleep(0.05)
+    assert _codes(changed.items) == {"DEV101": ERROR, "DEV201": HINT}
 
 
 async def test_a_change_in_one_folder_rechecks_only_its_files(start, tmp_path):
