@@ -11,7 +11,8 @@ export interface DebugFacts {
   state: string;
   launch?: LaunchInfo;
   settings?: object;
-  folders: { path: string; enable: boolean; exclude: string[] }[];
+  /** Each workspace folder, with the settings that apply to its files (`settings`). */
+  folders: { path: string; enable: boolean; exclude: string[]; settings?: object }[];
   diagnostics: { files: number; diagnostics: number };
 }
 
@@ -45,6 +46,10 @@ export function debugMarkdown(f: DebugFacts): string {
       out.push(`- ${code(folder.path)}: ${folder.enable ? 'enabled' : 'disabled (devflow.enable)'}${folder.exclude.length ? `, exclude ${folder.exclude.map(code).join(', ')}` : ''}`);
     }
   }
-  out.push('', '## Settings (after trust and validation)', '', '```json', JSON.stringify(f.settings ?? {}, null, 2), '```', '');
+  out.push('', '## Settings (after trust and validation)', '', 'Window settings, and the settings of files outside every workspace folder:', '', '```json', JSON.stringify(f.settings ?? {}, null, 2), '```');
+  for (const folder of f.folders.filter((x) => x.settings)) {
+    out.push('', `### Folder ${code(folder.path)}`, '', 'What applies to its files:', '', '```json', JSON.stringify(folder.settings, null, 2), '```');
+  }
+  out.push('');
   return out.join('\n');
 }

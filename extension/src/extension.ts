@@ -20,31 +20,37 @@ import { ServerStatus } from './status';
 
 let manager: ServerManager | undefined;
 
+/** The settings as they apply to `resource`'s workspace folder (undefined: read without a resource:
+ * the window settings, and the resource settings of files outside every folder). */
 function settingsFor(resource: vscode.Uri | undefined): ExtensionSettings {
   return readSettings(vscode.workspace.getConfiguration(SECTION, resource), {
     trusted: vscode.workspace.isTrusted,
-    workspaceFolder: resource?.fsPath,
+    workspaceFolder: (resource ?? vscode.workspace.workspaceFolders?.[0]?.uri)?.fsPath,
     home: os.homedir(),
     env: process.env,
   });
 }
 
-/** devflow.enable and devflow.exclude of every workspace folder (multi-root workspaces). */
+/** Every workspace folder's settings (multi-root workspaces): the server applies each folder's
+ * resource settings to its files. */
 function folderSettings(): FolderSettings[] {
   return (vscode.workspace.workspaceFolders ?? []).map((f) => {
     const s = settingsFor(f.uri);
-    return { uri: f.uri.toString(), path: f.uri.fsPath, enable: s.enable, exclude: s.exclude };
+    return { uri: f.uri.toString(), path: f.uri.fsPath, enable: s.enable, exclude: s.exclude, settings: s };
   });
 }
 
-/** The folder whose settings choose the server process: the first one devflow is enabled for. */
+/** The folder the server runs in (its default cwd) and whose interpreter the Python extension
+ * gives: the first one devflow is enabled for. */
 function workspaceResource(): vscode.Uri | undefined {
   const folders = vscode.workspace.workspaceFolders ?? [];
   return (folders.find((f) => settingsFor(f.uri).enable) ?? folders[0])?.uri;
 }
 
+/** The window settings (interpreter, path, logLevel, ...: package.json scope "window") and the
+ * global resource settings. */
 function currentSettings(): ExtensionSettings {
-  return settingsFor(workspaceResource());
+  return settingsFor(undefined);
 }
 
 /** Without the Python extension, "Select Interpreter" lets the user pick a python executable. */
@@ -154,7 +160,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration(SECTION) && !e.affectsConfiguration(`${SECTION}.trace.server`)) void server.settingsChanged();
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.restart('workspace trusted')),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void server.restart('workspace folders changed')),
+    // vscode-languageclient sends workspace/didChangeWorkspaceFolders; the new folders' settings follow.
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void server.settingsChanged()),
   );
   void onPythonInterpreterChange(() => {
     if (currentSettings().interpreter.length === 0) void server.restart('the selected Python interpreter changed');

@@ -1,8 +1,10 @@
-// Multi-root workspaces: devflow.enable and devflow.exclude are read per workspace folder. A
-// disabled folder's files are not sent to the server at all (document selector), are left out of
-// "Check Devices", and an excluded file's diagnostics are dropped. Pure (no runtime `vscode`).
+// Multi-root workspaces: every resource setting is read per workspace folder and sent to the
+// server, which applies each folder's settings to its files (settings.ts toServerSettings). Here
+// the client's own per-folder decisions: a disabled folder's files are not sent to the server at
+// all (document selector) and are left out of "Check Devices", an excluded file's diagnostics are
+// dropped, and pulls follow each folder's devflow.lint.run. Pure (no runtime `vscode`).
 
-import { isExcluded } from './settings';
+import { ExtensionSettings, isExcluded, LintRun, toServerSettings, type ServerSettings } from './settings';
 
 export interface FolderSettings {
   /** The folder's URI, as a string (what the server's checkWorkspace takes). */
@@ -11,6 +13,20 @@ export interface FolderSettings {
   path: string;
   enable: boolean;
   exclude: string[];
+  /** All of the folder's settings (resource settings as set for the folder). */
+  settings?: ExtensionSettings;
+}
+
+/** The server's payload: the global settings and each folder's. */
+export function serverPayload(global: ExtensionSettings, folders: FolderSettings[]): ServerSettings {
+  return toServerSettings(global, folders.flatMap((f) => (f.settings ? [{ uri: f.uri, settings: f.settings }] : [])));
+}
+
+/** devflow.lint.run for a document: its folder's, else the global one (outside every folder). */
+export function lintRunOf(uri: string, folders: FolderSettings[], global: LintRun): LintRun {
+  const file = uriPath(uri);
+  const folder = file ? folderOf(file, folders) : undefined;
+  return folder?.settings?.lintRun ?? global;
 }
 
 /** The file system path of a file or notebook-cell URI (undefined for untitled and other schemes). */

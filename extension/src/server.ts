@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
+  DiagnosticPullMode,
   DidChangeConfigurationNotification,
   ErrorAction,
   ExecuteCommandRequest,
@@ -26,10 +27,10 @@ import {
 import type { CancellationLike, ServerControl } from './commands';
 import { assessProbe, CrashCounter, executableCommand, FixAction, launcherCommand, LAUNCHER, serverEnv, Verdict } from './interpreter';
 import { probeExecutable, probeInterpreter, resolveInterpreter } from './python';
-import { documentSelector, FolderSettings, isReported } from './folders';
+import { documentSelector, FolderSettings, isReported, lintRunOf, serverPayload } from './folders';
 import { ProbeCache, probeKey } from './probeCache';
 import { localizeRuleLinks } from './ruleDocs';
-import { ExtensionSettings, needsRestart, SECTION, toServerSettings } from './settings';
+import { ExtensionSettings, needsRestart, SECTION } from './settings';
 import type { ServerStatus } from './status';
 
 /** The `source` of the server's diagnostics. */
@@ -56,8 +57,10 @@ export interface ServerDeps {
   context: vscode.ExtensionContext;
   log: vscode.LogOutputChannel;
   status: ServerStatus;
+  /** The settings read without a resource: the window settings, and the resource settings of
+   * files outside every workspace folder. */
   settings: () => ExtensionSettings;
-  /** Per workspace folder: enable and exclude (multi-root workspaces). */
+  /** Each workspace folder's settings (multi-root workspaces). */
   folders: () => FolderSettings[];
   resource: () => vscode.Uri | undefined;
   notify: Notify;
@@ -74,6 +77,12 @@ export function bundledLibs(context: vscode.ExtensionContext): string | undefine
     if (fs.existsSync(path.join(dir, 'devflow', '__init__.py'))) return dir;
   }
   return undefined;
+}
+
+/** Whether devflow runs at all: some workspace folder has devflow.enable on (a folder's setting
+ * beats the workspace's), or, with no folder open, the setting itself. */
+function serverWanted(settings: ExtensionSettings | undefined, folders: FolderSettings[]): boolean {
+  return folders.length > 0 ? folders.some((f) => f.enable) : !!settings?.enable;
 }
 
 export class ServerManager implements ServerControl, vscode.Disposable {
@@ -94,9 +103,12 @@ export class ServerManager implements ServerControl, vscode.Disposable {
   }
 
   /** For "Show Debug Information": the last launch, the state, the client's diagnostics. */
-  debugInfo(): { state: string; launch?: LaunchInfo; settings?: ExtensionSettings; folders: FolderSettings[] } {
+  debugInfo(): { state: string; launch?: LaunchInfo; settings?: ExtensionSettings; folders: { uri: string; path: string; enable: boolean; exclude: string[]; settings?: object }[] } {
     const state = !this.client ? 'not started' : this.client.state === State.Running ? 'running' : this.client.state === State.Starting ? 'starting' : 'stopped';
-    return { state: this.lastProblem ? `${state} (${this.lastProblem})` : state, launch: this.launchInfo, settings: this.current, folders: this.folderSettings };
+    // Each folder's effective settings as the server gets them (the per-folder part of the payload).
+    const sent = new Map(this.payload().folders.map((f) => [f.uri, f.settings]));
+    const folders = this.folderSettings.map((f) => ({ uri: f.uri, path: f.path, enable: f.enable, exclude: f.exclude, settings: sent.get(f.uri) }));
+    return { state: this.lastProblem ? `${state} (${this.lastProblem})` : state, launch: this.launchInfo, settings: this.current, folders };
   }
 
   /** URIs of the workspace folders devflow is enabled for (all of them: an empty list). */
@@ -173,19 +185,30 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     return this.enqueue(() => this.doStop());
   }
 
-  /** Settings changed: restart when the process must change, else tell the running server. */
+  /** Settings or workspace folders changed: restart when the process must change (a window
+   * setting, or which files are synced: devflow.enable of a folder), else send the running server
+   * the new settings of every folder; it checks again only the documents whose settings changed. */
   settingsChanged(): Promise<void> {
     const next = this.deps.settings();
     const before = this.current;
     const folders = this.deps.folders();
-    const foldersChanged = JSON.stringify(folders) !== JSON.stringify(this.folderSettings);
-    if (!before || needsRestart(before, next) || before.enable !== next.enable || foldersChanged) return this.restart('settings changed');
+    const running = (s: ExtensionSettings | undefined, f: FolderSettings[]) => serverWanted(s, f);
+    const selectorChanged = JSON.stringify(documentSelector(folders)) !== JSON.stringify(documentSelector(this.folderSettings));
+    if (!before || needsRestart(before, next) || running(before, this.folderSettings) !== running(next, folders) || selectorChanged) {
+      return this.restart('settings changed');
+    }
     this.current = next;
+    this.folderSettings = folders;
     const client = this.client;
     if (!client || !this.isRunning()) return Promise.resolve();
     return client
-      .sendNotification(DidChangeConfigurationNotification.type, { settings: toServerSettings(next).settings })
+      .sendNotification(DidChangeConfigurationNotification.type, this.payload())
       .catch((err) => this.deps.log.error(`didChangeConfiguration failed: ${String(err)}`));
+  }
+
+  /** initializationOptions and didChangeConfiguration: the global settings and each folder's. */
+  private payload() {
+    return serverPayload(this.current ?? this.deps.settings(), this.folderSettings);
   }
 
   showLogs(): void {
@@ -239,13 +262,14 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     const settings = this.deps.settings();
     this.current = settings;
     this.folderSettings = this.deps.folders();
-    if (!settings.enable || (this.folderSettings.length > 0 && !this.folderSettings.some((f) => f.enable))) {
+    if (!serverWanted(settings, this.folderSettings)) {
       status.setState('disabled');
       log.info('devflow.enable is off: the server is not started.');
       return;
     }
     const cwd = settings.cwd ?? this.deps.resource()?.fsPath;
-    const serverArgs = ['--log-level', settings.logLevel, ...settings.args];
+    // devflow.args are per folder: they go in the settings payload, not on the command line.
+    const serverArgs = ['--log-level', settings.logLevel];
     this.launchInfo = { command: [], cwd, timings: {} };
     if (!settings.trusted) log.info('Restricted Mode: running the bundled server on a user-level or PATH interpreter; workspace settings that choose what runs are ignored.');
     if (settings.path.length > 0) {
@@ -254,7 +278,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       if (!found.version) return this.fail(`Devflow could not run devflow.path "${settings.path[0]}": ${found.error}.`, ['openSettings', 'showLogs']);
       Object.assign(this.launchInfo, { devflow: found.version, interpreter: settings.path[0], interpreterSource: 'devflow.path' });
       this.mark('probed');
-      return this.launch(executableCommand(settings.path, serverArgs), settings, cwd, `devflow ${found.version}`);
+      return this.launch(executableCommand(settings.path, serverArgs), cwd, `devflow ${found.version}`);
     }
     status.setState('starting', 'finding a Python interpreter');
     const interpreter = await resolveInterpreter(settings, this.deps.resource(), log);
@@ -287,7 +311,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
       bundledLibs: libs,
     });
     log.info(`Probe ${remembered ? 'remembered from an earlier start' : 'done'} ${this.mark('probed')} ms after activation.`);
-    await this.launch(launcherCommand(interpreter, launcher, libs, 'serve', serverArgs), settings, cwd, `Python ${verdict.version}`);
+    await this.launch(launcherCommand(interpreter, launcher, libs, 'serve', serverArgs), cwd, `Python ${verdict.version}`);
   }
 
   /** Diagnostics pass through here, pushed (publishDiagnostics) or pulled (textDocument/diagnostic):
@@ -313,7 +337,7 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     };
   }
 
-  private async launch(cmd: { command: string; args: string[] }, settings: ExtensionSettings, cwd: string | undefined, label: string): Promise<void> {
+  private async launch(cmd: { command: string; args: string[] }, cwd: string | undefined, label: string): Promise<void> {
     const { log, status } = this.deps;
     if (this.launchInfo) this.launchInfo.command = [cmd.command, ...cmd.args];
     const executable: Executable = {
@@ -324,7 +348,17 @@ export class ServerManager implements ServerControl, vscode.Disposable {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: documentSelector(this.folderSettings) as LanguageClientOptions['documentSelector'],
-      initializationOptions: toServerSettings(settings),
+      initializationOptions: this.payload(),
+      // Pull on change only where devflow.lint.run is "onType", on save only where it is "onSave"
+      // (the server also keeps an onSave document's last report until it is saved).
+      diagnosticPullOptions: {
+        onChange: true,
+        onSave: true,
+        filter: (document, mode) => {
+          const run = lintRunOf(document.uri.toString(), this.folderSettings, this.current?.lintRun ?? 'onType');
+          return (mode === DiagnosticPullMode.onType && run === 'onSave') || (mode === DiagnosticPullMode.onSave && run === 'onType');
+        },
+      },
       outputChannel: log,
       traceOutputChannel: this.deps.trace,
       revealOutputChannelOn: RevealOutputChannelOn.Never, // problems surface as one notification instead

@@ -1,5 +1,11 @@
 // The extension's settings: read from VS Code's configuration, sanitised, and turned into the
 // server's initializationOptions. Pure (no runtime `vscode` import) so unit tests can load it.
+//
+// Two kinds (package.json `scope`): window settings choose the one server process and the window's
+// behaviour (interpreter, path, importStrategy, cwd, logLevel, showNotifications, trace.server) and
+// are read without a resource; resource settings (enable, severity, args, lint.run, ...) are read
+// once without a resource (files outside every folder) and once per workspace folder, and the
+// server applies each folder's to the files in it (see toServerSettings).
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
@@ -10,6 +16,7 @@ export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 export const SECTION = 'devflow';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'information', 'hint'];
 export const DEFAULT_DEBOUNCE_MS = 150;
+export const DEFAULT_TIME_BUDGET_MS = 3000;
 /** Settings a workspace may not set when it is untrusted (they choose what code runs). */
 export const RESTRICTED_KEYS = ['interpreter', 'importStrategy', 'args', 'path', 'cwd'] as const;
 export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warning', 'info', 'debug'];
@@ -26,6 +33,8 @@ export interface ExtensionSettings {
   /** devflow.lint.run (the old boolean devflow.lintOnChange is read when lint.run is not set). */
   lintRun: LintRun;
   debounceMs: number;
+  /** How long one file's analysis may run (0: no limit). */
+  timeBudgetMs: number;
   /** A `devflow` executable (pipx, uv tool) as `[path, ...args]`; wins over the interpreter. */
   path: string[];
   /** The server's working directory (default: the workspace folder). */
@@ -57,16 +66,25 @@ export interface ReadOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** The server's initializationOptions (and didChangeConfiguration payload): the agreed contract. */
+/** The resource settings the server applies to the files of one workspace folder (or outside all). */
+export interface ServerResourceSettings {
+  enable: boolean;
+  severity: Record<string, Severity>;
+  /** `devflow serve` options read per folder: --select, --ignore, --extend-select, --config, --time-budget-ms. */
+  args: string[];
+  inlayHints: { enable: boolean };
+  lintOnChange: boolean;
+  debounceMs: number;
+  timeBudgetMs: number;
+  exclude: string[];
+}
+
+/** The server's initializationOptions (and didChangeConfiguration payload): the agreed contract
+ * (server/devflow/lsp/folder_settings.py). `settings` applies outside every workspace folder; each
+ * entry of `folders` to the files of that folder (the innermost folder holding a file wins). */
 export interface ServerSettings {
-  settings: {
-    enable: boolean;
-    severity: Record<string, Severity>;
-    args: string[];
-    inlayHints: { enable: boolean };
-    lintOnChange: boolean;
-    debounceMs: number;
-  };
+  settings: ServerResourceSettings;
+  folders: { uri: string; settings: ServerResourceSettings }[];
 }
 
 function effective<T>(source: ConfigSource, key: string, trusted: boolean): unknown {
@@ -75,6 +93,17 @@ function effective<T>(source: ConfigSource, key: string, trusted: boolean): unkn
   const restricted = (RESTRICTED_KEYS as readonly string[]).includes(key);
   if (restricted && !trusted) return v.globalValue ?? v.defaultValue;
   return v.workspaceFolderValue ?? v.workspaceValue ?? v.globalValue ?? v.defaultValue;
+}
+
+/** An object setting as VS Code's get() returns it: the levels merged key by key, the most specific
+ * level winning (a folder's {"DEV101": "hint"} keeps the user's {"DEV2": "warning"}). */
+function mergedObject(source: ConfigSource, key: string): Record<string, unknown> {
+  const v = source.inspect<unknown>(key);
+  const out: Record<string, unknown> = {};
+  for (const level of [v?.defaultValue, v?.globalValue, v?.workspaceValue, v?.workspaceFolderValue]) {
+    if (level && typeof level === 'object' && !Array.isArray(level)) Object.assign(out, level);
+  }
+  return out;
 }
 
 function asBool(v: unknown, fallback: boolean): boolean {
@@ -99,6 +128,10 @@ function asSeverities(v: unknown): Record<string, Severity> {
 
 function asDebounce(v: unknown): number {
   return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 10_000 ? Math.round(v) : DEFAULT_DEBOUNCE_MS;
+}
+
+function asTimeBudget(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 3_600_000 ? Math.round(v) : DEFAULT_TIME_BUDGET_MS;
 }
 
 /** Whether a file is excluded by devflow.exclude: globs with `*` (within a path segment), `**` (any
@@ -172,11 +205,12 @@ export function readSettings(source: ConfigSource, opts: ReadOptions): Extension
     interpreter: asStrings(get('interpreter')).map((p) => expandVariables(p, opts)),
     // Restricted Mode runs only the bundled server (an environment's devflow is the workspace's code).
     importStrategy: strategy === 'fromEnvironment' && opts.trusted ? 'fromEnvironment' : 'useBundled',
-    severity: asSeverities(get('severity')),
+    severity: asSeverities(mergedObject(source, 'severity')),
     args: asStrings(get('args')).map((a) => expandVariables(a, opts)),
     inlayHints: { enable: asBool(get('inlayHints.enable'), false) },
     lintRun: lintRun(source, get),
     debounceMs: asDebounce(get('debounceMs')),
+    timeBudgetMs: asTimeBudget(get('timeBudgetMs')),
     path: opts.trusted ? asStrings(get('path')).map((p) => expandVariables(p, opts)) : [],
     cwd,
     exclude: asStrings(get('exclude')),
@@ -186,28 +220,36 @@ export function readSettings(source: ConfigSource, opts: ReadOptions): Extension
   };
 }
 
-export function toServerSettings(s: ExtensionSettings): ServerSettings {
+export function toResourceSettings(s: ExtensionSettings): ServerResourceSettings {
   return {
-    settings: {
-      enable: s.enable,
-      severity: { ...s.severity },
-      args: [...s.args],
-      inlayHints: { enable: s.inlayHints.enable },
-      lintOnChange: s.lintRun === 'onType',
-      debounceMs: s.debounceMs,
-    },
+    enable: s.enable,
+    severity: { ...s.severity },
+    args: [...s.args],
+    inlayHints: { enable: s.inlayHints.enable },
+    lintOnChange: s.lintRun === 'onType',
+    debounceMs: s.debounceMs,
+    timeBudgetMs: s.timeBudgetMs,
+    exclude: [...s.exclude],
+  };
+}
+
+/** The payload for the server: the settings read without a resource, and each workspace folder's
+ * (complete, not a difference: the server reads each object on its own). */
+export function toServerSettings(global: ExtensionSettings, folders: { uri: string; settings: ExtensionSettings }[] = []): ServerSettings {
+  return {
+    settings: toResourceSettings(global),
+    folders: folders.map((f) => ({ uri: f.uri, settings: toResourceSettings(f.settings) })),
   };
 }
 
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
-/** A change that needs a new server process (what runs, or its command line), not just a
- * didChangeConfiguration. */
+/** A change of the window settings that needs a new server process (what runs, or its command
+ * line), not just a didChangeConfiguration. (`args` are per folder, sent in the payload.) */
 export function needsRestart(before: ExtensionSettings, after: ExtensionSettings): boolean {
   return (
     !same(before.interpreter, after.interpreter) ||
     before.importStrategy !== after.importStrategy ||
-    !same(before.args, after.args) ||
     !same(before.path, after.path) ||
     before.cwd !== after.cwd ||
     before.logLevel !== after.logLevel ||

@@ -484,7 +484,7 @@ async function notebookFixAllPhase(page) {
 
 /** Multi-root: devflow.enable off in one folder (tests/e2e/multiroot.mjs). */
 async function multiRootPhase(page, port) {
-  const name = 'multi-root: a folder with devflow.enable off gets no squiggles and is not checked';
+  const name = 'multi-root: a folder with devflow.enable off gets no squiggles and is not checked; another folder\'s severity, ignored rule and lint.run apply to its files';
   log(`step: ${name}`);
   const toast = await multiRootScenario({ page, port, runDir, canonical: CANONICAL, shot, STEP_MS });
   return `${name} (${toast})`;

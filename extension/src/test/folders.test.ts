@@ -1,7 +1,17 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { debugMarkdown } from '../debugInfo';
-import { documentSelector, FolderSettings, folderOf, isReported, uriPath } from '../folders';
+import { documentSelector, FolderSettings, folderOf, isReported, lintRunOf, serverPayload, uriPath } from '../folders';
+import { ConfigSource, Inspected, readSettings } from '../settings';
+
+/** Settings as VS Code gives them for one scope: user values, plus the folder's own (if any). */
+function settingsWith(folderValues: Record<string, unknown> = {}, userValues: Record<string, unknown> = {}) {
+  const keys = new Set([...Object.keys(folderValues), ...Object.keys(userValues)]);
+  const values: Record<string, Inspected<unknown>> = {};
+  for (const k of keys) values[k] = { globalValue: userValues[k], workspaceFolderValue: folderValues[k] };
+  const source: ConfigSource = { inspect: <T>(key: string) => values[key] as Inspected<T> | undefined };
+  return readSettings(source, { trusted: true });
+}
 
 const folders: FolderSettings[] = [
   { uri: 'file:///ws/app', path: '/ws/app', enable: true, exclude: ['build/**'] },
@@ -61,4 +71,54 @@ test('debug information: versions, interpreter, settings, state, folders', () =>
   for (const needle of ['| Devflow extension | `0.1.0` |', 'Restricted Mode', '`3.11.7`', '`/usr/bin/python3 -I launch.py serve`', 'firstDiagnostics 900 ms', '`/ws/legacy`: disabled', '"lintRun": "onSave"', '`3 in 2 file(s)`']) {
     assert.ok(md.includes(needle), `${needle} missing from:\n${md}`);
   }
+});
+
+test('every folder gets its own complete settings in the payload; the global ones apply outside', () => {
+  const user = { severity: { DEV2: 'warning' } };
+  const global = settingsWith({}, user);
+  const multi: FolderSettings[] = [
+    { uri: 'file:///ws/app', path: '/ws/app', enable: true, exclude: [], settings: settingsWith({ severity: { DEV101: 'hint' }, 'lint.run': 'onSave' }, user) },
+    { uri: 'file:///ws/lib', path: '/ws/lib', enable: true, exclude: ['gen'], settings: settingsWith({ args: ['--ignore', 'DEV101'], exclude: ['gen'] }, user) },
+    { uri: 'file:///ws/old', path: '/ws/old', enable: true, exclude: [] }, // not read (yet): uses the global settings
+  ];
+  const payload = serverPayload(global, multi);
+  assert.deepEqual(payload.settings.severity, { DEV2: 'warning' });
+  assert.deepEqual(payload.folders.map((f) => f.uri), ['file:///ws/app', 'file:///ws/lib']);
+  const [app, lib] = payload.folders.map((f) => f.settings);
+  assert.deepEqual(app.severity, { DEV2: 'warning', DEV101: 'hint' }, "merged key by key with the user's, as VS Code's get() does");
+  assert.equal(app.lintOnChange, false);
+  assert.deepEqual(app.args, []);
+  assert.deepEqual(lib.severity, { DEV2: 'warning' }, "the user's value where the folder sets none");
+  assert.deepEqual(lib.args, ['--ignore', 'DEV101']);
+  assert.deepEqual(lib.exclude, ['gen']);
+  assert.equal(lib.lintOnChange, true);
+});
+
+test('devflow.lint.run per document: its folder, the innermost one, else the global value', () => {
+  const nested: FolderSettings[] = [
+    { uri: 'file:///ws/app', path: '/ws/app', enable: true, exclude: [], settings: settingsWith({ 'lint.run': 'onSave' }) },
+    { uri: 'file:///ws/app/sub', path: '/ws/app/sub', enable: true, exclude: [], settings: settingsWith({ 'lint.run': 'onType' }) },
+  ];
+  assert.equal(lintRunOf('file:///ws/app/m.py', nested, 'onType'), 'onSave');
+  assert.equal(lintRunOf('file:///ws/app/sub/m.py', nested, 'onSave'), 'onType');
+  assert.equal(lintRunOf('vscode-notebook-cell:/ws/app/nb.ipynb#W0', nested, 'onType'), 'onSave');
+  assert.equal(lintRunOf('file:///elsewhere/m.py', nested, 'onSave'), 'onSave');
+  assert.equal(lintRunOf('untitled:Untitled-1', nested, 'onType'), 'onType');
+});
+
+test('debug information lists each folder\'s effective settings', () => {
+  const md = debugMarkdown({
+    extensionVersion: '0.1.0', vscodeVersion: '1.99.0', platform: 'linux-x64', trusted: true, state: 'running',
+    settings: { logLevel: 'info' },
+    folders: [
+      { path: '/ws/app', enable: true, exclude: [], settings: { severity: { DEV101: 'hint' }, lintOnChange: false } },
+      { path: '/ws/lib', enable: true, exclude: [], settings: { args: ['--ignore', 'DEV201'] } },
+    ],
+    diagnostics: { files: 0, diagnostics: 0 },
+  });
+  const app = md.indexOf('### Folder `/ws/app`');
+  const lib = md.indexOf('### Folder `/ws/lib`');
+  assert.ok(app > 0 && lib > app, md);
+  assert.ok(md.slice(app, lib).includes('"DEV101": "hint"') && md.slice(app, lib).includes('"lintOnChange": false'), md);
+  assert.ok(md.slice(lib).includes('"--ignore"'), md);
 });

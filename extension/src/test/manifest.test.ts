@@ -39,6 +39,18 @@ test('declares every setting the client reads, with the agreed defaults', () => 
   assert.deepEqual(props['devflow.severity'].patternProperties['^DEV[0-9]{0,3}$'].enum, ['error', 'warning', 'information', 'hint']);
 });
 
+test('window settings are scoped "window" (one server per window); the others are per folder ("resource")', () => {
+  const props = manifest.contributes.configuration.properties;
+  const window = ['interpreter', 'importStrategy', 'path', 'cwd', 'showNotifications', 'logLevel', 'trace.server'];
+  for (const [key, value] of Object.entries<{ scope: string }>(props)) {
+    const name = key.slice(`${SECTION}.`.length);
+    assert.equal(value.scope, window.includes(name) ? 'window' : 'resource', key);
+  }
+  for (const name of ['enable', 'severity', 'args', 'lint.run', 'exclude', 'inlayHints.enable', 'debounceMs', 'timeBudgetMs']) {
+    assert.ok(props[`${SECTION}.${name}`], name);
+  }
+});
+
 test('untrusted workspaces: VS Code also withholds the workspace values the client ignores', () => {
   const untrusted = manifest.capabilities.untrustedWorkspaces;
   assert.equal(untrusted.supported, 'limited');

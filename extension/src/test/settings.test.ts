@@ -1,4 +1,6 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import { ConfigSource, Inspected, isExcluded, needsRestart, readSettings, toServerSettings } from '../settings';
 
@@ -17,6 +19,7 @@ const defaults: Record<string, Inspected<unknown>> = {
   lintOnChange: { defaultValue: true },
   'lint.run': { defaultValue: 'onType' },
   debounceMs: { defaultValue: 150 },
+  timeBudgetMs: { defaultValue: 3000 },
   path: { defaultValue: [] },
   cwd: { defaultValue: '' },
   exclude: { defaultValue: [] },
@@ -35,6 +38,7 @@ test('defaults', () => {
     inlayHints: { enable: false },
     lintRun: 'onType',
     debounceMs: 150,
+    timeBudgetMs: 3000,
     path: [],
     cwd: undefined,
     exclude: [],
@@ -100,11 +104,28 @@ test('bad values fall back to defaults; severity keys are normalised and filtere
   assert.equal(s.debounceMs, 150);
 });
 
-test('server settings follow the agreed initializationOptions shape', () => {
+test('server settings follow the agreed initializationOptions shape: global, then one object per folder', () => {
   const s = readSettings(source({ ...defaults, severity: { globalValue: { DEV1: 'hint' } }, 'inlayHints.enable': { globalValue: true } }), { trusted: true });
-  assert.deepEqual(toServerSettings(s), {
-    settings: { enable: true, severity: { DEV1: 'hint' }, args: [], inlayHints: { enable: true }, lintOnChange: true, debounceMs: 150 },
+  const resource = { enable: true, severity: { DEV1: 'hint' }, args: [], inlayHints: { enable: true }, lintOnChange: true, debounceMs: 150, timeBudgetMs: 3000, exclude: [] };
+  assert.deepEqual(toServerSettings(s), { settings: resource, folders: [] });
+  // Each folder's object is complete (the user's value merged with the folder's), not a difference.
+  const app = readSettings(source({ ...defaults, severity: { globalValue: { DEV1: 'hint' } }, args: { workspaceFolderValue: ['--ignore', 'DEV201'] }, 'lint.run': { workspaceFolderValue: 'onSave' } }), { trusted: true });
+  assert.deepEqual(toServerSettings(s, [{ uri: 'file:///ws/app', settings: app }]), {
+    settings: resource,
+    folders: [{ uri: 'file:///ws/app', settings: { ...resource, inlayHints: { enable: false }, args: ['--ignore', 'DEV201'], lintOnChange: false } }],
   });
+  const payload = toServerSettings(s, [{ uri: 'file:///ws/app', settings: app }]);
+  for (const key of ['interpreter', 'importStrategy', 'path', 'cwd', 'logLevel', 'showNotifications', 'trusted']) {
+    assert.ok(!(key in payload.settings) && !(key in payload.folders[0].settings), `window setting ${key} is not per folder`);
+  }
+});
+
+test('devflow.timeBudgetMs: 0 (no limit) to an hour; bad values fall back to 3000', () => {
+  const read = (v: unknown) => readSettings(source({ ...defaults, timeBudgetMs: { workspaceFolderValue: v } }), { trusted: true }).timeBudgetMs;
+  assert.equal(read(0), 0);
+  assert.equal(read(12_000), 12_000);
+  assert.equal(read(-1), 3000);
+  assert.equal(read('fast'), 3000);
 });
 
 test('only process-level changes need a restart', () => {
@@ -115,7 +136,8 @@ test('only process-level changes need a restart', () => {
   assert.equal(needsRestart(base, { ...base, logLevel: 'debug' }), true);
   assert.equal(needsRestart(base, { ...base, interpreter: ['/x/python'] }), true);
   assert.equal(needsRestart(base, { ...base, importStrategy: 'fromEnvironment' }), true);
-  assert.equal(needsRestart(base, { ...base, args: ['--select', 'DEV1'] }), true);
+  assert.equal(needsRestart(base, { ...base, args: ['--select', 'DEV1'] }), false, 'args are per folder, in the payload');
+  assert.equal(needsRestart(base, { ...base, timeBudgetMs: 0, debounceMs: 10, inlayHints: { enable: true } }), false);
 });
 
 test('devflow.lint.run wins over the deprecated devflow.lintOnChange; bad values fall back to onType', () => {
@@ -152,6 +174,14 @@ test('showNotifications and logLevel: known values only', () => {
   const bad = readSettings(source({ ...defaults, showNotifications: { globalValue: 'loud' }, logLevel: { globalValue: 'trace' } }), { trusted: true });
   assert.equal(bad.showNotifications, 'onError');
   assert.equal(bad.logLevel, 'info');
+});
+
+test('devflow.exclude globs: the cases the server is tested on too (tests/fixtures/exclude_cases.json)', () => {
+  const fixture = path.join(__dirname, '..', '..', '..', 'tests', 'fixtures', 'exclude_cases.json');
+  const cases: [string, string | null, string[], boolean][] = JSON.parse(fs.readFileSync(fixture, 'utf8')).cases;
+  for (const [file, folder, globs, excluded] of cases) {
+    assert.equal(isExcluded(file, folder ?? undefined, globs), excluded, `${file} in ${folder} with ${JSON.stringify(globs)}`);
+  }
 });
 
 test('devflow.exclude globs', () => {

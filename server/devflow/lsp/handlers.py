@@ -9,10 +9,10 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, workspace_check
-from devflow.lsp.settings import from_client
+from devflow.lsp.folder_settings import from_configuration, from_payload, is_payload
 
 log = logging.getLogger("devflow.lsp")
-KNOWN_KEYS = {"enable", "severity", "args", "inlayHints", "lintOnChange", "debounceMs"}
+KNOWN_KEYS = {"enable", "severity", "args", "inlayHints", "lintOnChange", "debounceMs", "timeBudgetMs"}
 
 
 def register(server) -> None:  # noqa: C901  (one small closure per message)
@@ -28,9 +28,9 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         parent_watch.watch(ls.loop, params.process_id)
         logs.install(ls, ls.loop, ls.cli_settings.log_level)
         opts = params.initialization_options
-        if isinstance(opts, dict) and isinstance(opts.get("settings"), dict):
-            ls.settings = from_client(opts, ls.cli_settings)
-            ls.settings_from_init = True
+        if is_payload(opts):
+            ls.workspace_settings = from_payload(opts, ls.cli_settings)
+            ls.settings_pushed = True
         ls.pull_mode = ls.supports("text_document.diagnostic")
         if not ls.pull_mode:  # advertise pull diagnostics only to clients that pull
             ls.protocol.fm.features.pop(types.TEXT_DOCUMENT_DIAGNOSTIC, None)
@@ -54,20 +54,26 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
                 ]))
             except Exception as e:
                 log.info("devflow: could not watch pyproject.toml files (%s); reload by saving settings", e)
-        if not ls.settings_from_init:
-            await pull_configuration()
+        if not ls.settings_pushed and (pulled := await pull_configuration()) is not None:
+            ls.settings_changed(pulled)
 
-    async def pull_configuration() -> None:
+    async def pull_configuration():
+        """workspace/configuration: the "devflow" section without a scope (global), then one item per
+        workspace folder (scopeUri), as a client that does not send settings keeps them."""
         if not ls.supports("workspace.configuration"):
-            return
+            return None
+        folders = [f.uri for f in ls.workspace.folders.values()]
+        items = [types.ConfigurationItem(section="devflow")]
+        items += [types.ConfigurationItem(scope_uri=uri, section="devflow") for uri in folders]
         try:
-            result = await ls.workspace_configuration_async(
-                types.ConfigurationParams(items=[types.ConfigurationItem(section="devflow")]))
+            result = await ls.workspace_configuration_async(types.ConfigurationParams(items=items))
         except Exception as e:
             log.info("devflow: workspace/configuration failed: %s", e)
-            return
-        if result and isinstance(result[0], dict):
-            ls.settings_changed(from_client(result[0], ls.cli_settings))
+            return None
+        if not result or not isinstance(result[0], dict):
+            return None
+        per_folder = list(result[1:]) + [None] * (len(folders) - len(result) + 1)
+        return from_configuration(result[0], folders, per_folder, ls.cli_settings)
 
     @ls.feature(types.SHUTDOWN)
     def shutdown(params) -> None:
@@ -96,6 +102,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.scheduler.forget(uri)
+        ls.dirty.discard(uri)
         if not ls.pull_mode:
             ls.clear(uri)
 
@@ -119,6 +126,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     @ls.feature(types.NOTEBOOK_DOCUMENT_DID_CLOSE)
     def nb_close(params: types.DidCloseNotebookDocumentParams) -> None:
         ls.scheduler.forget(params.notebook_document.uri)
+        ls.dirty.discard(params.notebook_document.uri)
         if not ls.pull_mode:
             for cell in params.cell_text_documents:
                 ls.clear(cell.uri)
@@ -128,7 +136,11 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         identifier="devflow", inter_file_dependencies=False, workspace_diagnostics=False))
     async def pull(params: types.DocumentDiagnosticParams):
         uri = params.text_document.uri
-        result = await ls.scheduler.latest(ls.target_of(uri))
+        target = ls.target_of(uri)
+        if params.previous_result_id and target in ls.dirty and not ls.settings_for(target).lint_on_change:
+            # devflow.lint.run "onSave": an edit does not check the file; what the client shows stays.
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=params.previous_result_id)
+        result = await ls.scheduler.latest(target)
         if result is None:
             return types.RelatedFullDocumentDiagnosticReport(items=[])
         result_id = f"{result.snapshot.version}:{result.settings_generation}:{id(result)}"
@@ -142,14 +154,14 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         code_action_kinds=[types.CodeActionKind.QuickFix, code_actions.FIX_ALL], resolve_provider=False))
     async def code_action(params: types.CodeActionParams):
         result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
-        if result is None or not ls.settings.enable:
+        if result is None or not ls.settings_for(params.text_document.uri).enable:
             return None
         return code_actions.code_actions(result, params, ls.encoding, ls.supports("workspace.workspace_edit.document_changes")) or None
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(params: types.HoverParams):
         result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
-        if result is None or not ls.settings.enable:
+        if result is None or not ls.settings_for(params.text_document.uri).enable:
             return None
         formats = getattr(getattr(ls.client_capabilities.text_document, "hover", None), "content_format", None) or []
         markdown = not formats or types.MarkupKind.Markdown in formats
@@ -157,7 +169,8 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
 
     @ls.feature(types.TEXT_DOCUMENT_INLAY_HINT, types.InlayHintOptions(resolve_provider=False))
     async def inlay_hint(params: types.InlayHintParams):
-        if not ls.settings.inlay_hints or not ls.settings.enable:
+        settings = ls.settings_for(params.text_document.uri)
+        if not settings.inlay_hints or not settings.enable:
             return []
         result = await ls.scheduler.latest(ls.target_of(params.text_document.uri))
         if result is None:
@@ -169,11 +182,29 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     async def did_change_configuration(params: types.DidChangeConfigurationParams) -> None:
         raw = params.settings
         if isinstance(raw, dict) and isinstance(raw.get("devflow"), dict):
-            ls.settings_changed(from_client(raw["devflow"], ls.cli_settings))
-        elif isinstance(raw, dict) and (KNOWN_KEYS & raw.keys() or isinstance(raw.get("settings"), dict)):
-            ls.settings_changed(from_client(raw, ls.cli_settings))  # the bare settings object
-        else:
-            await pull_configuration()
+            raw = raw["devflow"]
+        if is_payload(raw):  # {"settings": global, "folders": [...]}, as initializationOptions
+            ls.settings_pushed = True
+            ls.settings_changed(from_payload(raw, ls.cli_settings, ls.workspace_settings))
+        elif isinstance(raw, dict) and KNOWN_KEYS & raw.keys():
+            # The bare settings object (no folders): it applies everywhere, so any folder's settings
+            # from an earlier payload are dropped.
+            ls.settings_pushed = True
+            ls.settings_changed(from_payload({"settings": raw}, ls.cli_settings))
+        elif (pulled := await pull_configuration()) is not None:
+            ls.settings_changed(pulled)
+
+    @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        """pygls has updated ls.workspace.folders. A removed folder's files use an enclosing
+        folder's or the global settings; an added folder's settings are pulled (a client that
+        pushes settings sends a didChangeConfiguration for it). Imports resolve against the
+        folders, so every open document is checked again."""
+        removed = [f.uri for f in params.event.removed or ()]
+        log.info("devflow: workspace folders: +%d -%d", len(params.event.added or ()), len(removed))
+        pulled = None if ls.settings_pushed else await pull_configuration()
+        ls.workspace_settings = pulled if pulled is not None else ls.workspace_settings.without(removed)
+        ls.refresh_all()
 
     def config_files_changed() -> None:
         log.info("devflow: pyproject.toml changed; reloading [tool.devflow]")

@@ -2,7 +2,8 @@
 
 Each target (a document or a notebook) has at most one analysis running on the worker pool. An
 edit during a run marks the target for one more run with the newest text; a result whose
-version (or settings generation) is no longer current is dropped, never published. Results are
+version (or settings generation) is no longer current is dropped, never published. A settings
+change can invalidate every target or only some (one workspace folder's documents). Results are
 also keyed by the document's open generation: a document closed and opened again starts a new
 one, so a run of the old text is dropped even when the reopened text has the same version number.
 """
@@ -31,6 +32,7 @@ class _State:
     running: asyncio.Future | None = None
     rerun: bool = False
     cache: Analysis | None = None
+    floor: int = 0  # results stamped with an older generation than this are stale (per-target invalidation)
 
 
 class Scheduler:
@@ -48,7 +50,8 @@ class Scheduler:
         self._run = run
         self._on_result = on_result
         self._states: dict[str, _State] = {}
-        self.generation = 0  # bumped when settings or config change: older results are stale
+        self.generation = 0  # the stamp of new runs; bumped when settings or config change
+        self._floor = 0  # results stamped below this are stale for every target
 
     def _state(self, target: str) -> _State:
         return self._states.setdefault(target, _State())
@@ -60,8 +63,10 @@ class Scheduler:
         return None
 
     def _is_current(self, analysis: Analysis) -> bool:
+        st = self._states.get(analysis.snapshot.uri)
+        floor = max(self._floor, st.floor if st else 0)
         return (
-            analysis.settings_generation == self.generation
+            analysis.settings_generation >= floor
             and self._version_of(analysis.snapshot.uri) == analysis.snapshot.version
         )
 
@@ -77,8 +82,14 @@ class Scheduler:
         else:
             st.timer = loop.call_later(delay_s, self._start, target)
 
-    def invalidate(self) -> None:
+    def invalidate(self, targets: list[str] | None = None) -> None:
+        """Results computed so far are stale: of every target (None), or of `targets` only."""
         self.generation += 1
+        if targets is None:
+            self._floor = self.generation
+            return
+        for target in targets:
+            self._state(target).floor = self.generation
 
     def forget(self, target: str) -> None:
         st = self._states.pop(target, None)

@@ -18,6 +18,7 @@ from devflow.lines import line_count
 from devflow.lsp import analysis, diagnostics, framing, logs, settings as settings_mod
 from devflow.lsp.gc_policy import Collector
 from devflow.lsp.documents import Snapshot, notebook_snapshot, text_snapshot, uri_to_path
+from devflow.lsp.folder_settings import WorkspaceSettings
 from devflow.lsp.project_config import ConfigCache
 from devflow.lsp.protocol import DevflowProtocol
 from devflow.lsp.scheduler import CLOSED, Scheduler
@@ -44,12 +45,16 @@ class DevflowServer(LanguageServer):
             protocol_cls=DevflowProtocol,
         )
         self.cli_settings = cli_settings
-        self.settings = cli_settings
+        # The global settings and each workspace folder's (see folder_settings.py).
+        self.workspace_settings = WorkspaceSettings(cli_settings)
+        # Whether the client sends settings (initializationOptions / didChangeConfiguration); if
+        # not, they are pulled with workspace/configuration (again when folders change).
+        self.settings_pushed = False
+        self.dirty: set[str] = set()  # targets edited since they were opened or saved
         self.configs = ConfigCache()
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="devflow-analysis")
         self.scheduler = Scheduler(self.executor, self.snapshot_of, self.version_of, self._run, self.publish)
         self.pull_mode = False
-        self.settings_from_init = False
         self.pushed: set[str] = set()  # documents we published non-empty diagnostics to
         self._reported_rule_errors: set[tuple[str, str]] = set()
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -143,6 +148,17 @@ class DevflowServer(LanguageServer):
         texts = [d.uri for key, d in ws.text_documents.items() if key not in cells and self.is_python_document(d.uri)]
         return texts + [nb.uri for nb in ws.notebook_documents.values()]
 
+    # -- settings -----------------------------------------------------------------------------
+    @property
+    def settings(self) -> Settings:
+        """The global settings: files outside every workspace folder, and window-wide options."""
+        return self.workspace_settings.default
+
+    def settings_for(self, uri: str | None) -> Settings:
+        """The settings of the workspace folder holding a document, notebook or cell (innermost
+        folder wins), else the global ones."""
+        return self.workspace_settings.for_uri(self.target_of(uri) if uri else None)
+
     # -- analysis -----------------------------------------------------------------------------
     def project_roots(self) -> tuple[str, ...]:
         """The workspace folders: imports of project files resolve there (besides the file's own folder)."""
@@ -153,7 +169,8 @@ class DevflowServer(LanguageServer):
 
     def _run(self, snapshot: Snapshot, generation: int) -> analysis.Analysis:
         leftovers: list = []
-        result = analysis.run(snapshot, self.settings, self.configs, generation, leftovers, self.project_roots())
+        result = analysis.run(snapshot, self.workspace_settings.for_uri(snapshot.uri), self.configs, generation, leftovers,
+                              self.project_roots())
         self.gc.keep(line_count(snapshot.source), leftovers)
         for err in result.result.rule_errors:
             if (snapshot.uri, err) not in self._reported_rule_errors:
@@ -168,14 +185,17 @@ class DevflowServer(LanguageServer):
         return result
 
     def lsp_diagnostics(self, result: analysis.Analysis) -> dict[str, list[types.Diagnostic]]:
-        return diagnostics.to_lsp(result, self.settings, self.encoding)
+        if self.workspace_settings.excludes(result.snapshot.uri):  # devflow.exclude: nothing reported
+            return {uri: [] for uri in result.snapshot.doc_uris()}
+        return diagnostics.to_lsp(result, self.workspace_settings.for_uri(result.snapshot.uri), self.encoding)
 
     def publish(self, result: analysis.Analysis, force: bool = False) -> int:
         """Push the diagnostics of a current analysis (in pull mode only with `force`: files
         that are not open). Returns how many were published."""
         try:
             if self.pull_mode and not force:  # the client pulls; just count what it will get
-                if not self.settings.enable:
+                ws = self.workspace_settings
+                if not ws.for_uri(result.snapshot.uri).enable or ws.excludes(result.snapshot.uri):
                     return 0
                 return len(result.result.diagnostics) + (1 if result.result.error else 0)
             by_uri = self.lsp_diagnostics(result)
@@ -194,35 +214,50 @@ class DevflowServer(LanguageServer):
     def on_edit(self, uri: str, kind: str) -> None:
         """Schedule an analysis after an open / change / save of a document."""
         target = self.target_of(uri)
+        (self.dirty.add if kind == "change" else self.dirty.discard)(target)
         if self.pull_mode:
             if kind == "open" and unquote(uri) in self.pushed:
                 self.clear(uri)  # pulled diagnostics replace what checkWorkspace pushed
             return
-        if kind == "change" and not self.settings.lint_on_change:
-            return
-        delay = self.settings.debounce_ms / 1000 if kind == "change" else 0
+        settings = self.settings_for(target)
+        if kind == "change" and not settings.lint_on_change:
+            return  # devflow.lint.run "onSave" for this document's folder
+        delay = settings.debounce_ms / 1000 if kind == "change" else 0
         self.scheduler.schedule(target, delay)
 
-    def settings_changed(self, new: Settings) -> None:
-        old, self.settings = self.settings, new
-        if old.log_level != new.log_level:
-            logs.install(self, asyncio.get_running_loop(), new.log_level)
-        if new.unknown_args:
-            log.warning("devflow: ignoring unknown options in the 'args' setting: %s", " ".join(new.unknown_args))
-        if old == new:
+    def settings_changed(self, new: WorkspaceSettings) -> None:
+        """New settings (global and per folder): open documents whose effective settings changed,
+        and only those, are analysed again."""
+        old, self.workspace_settings = self.workspace_settings, new
+        if old.default.log_level != new.default.log_level:
+            logs.install(self, asyncio.get_running_loop(), new.default.log_level)
+        for folder, s in new.all():
+            if s.unknown_args:
+                log.warning("devflow: ignoring unknown options in the 'args' setting%s: %s",
+                            f" of {unquote(folder)}" if folder else "", " ".join(s.unknown_args))
+        changed = [t for t in self.open_targets() if old.for_uri(t) != new.for_uri(t)]
+        if not changed:
             return
-        self.refresh_all()
-        if old.inlay_hints != new.inlay_hints and self.supports("workspace.inlay_hint.refresh_support"):
+        log.info("devflow: settings changed for %d open document(s); checking them again", len(changed))
+        self.dirty.difference_update(changed)  # checked again even where lint.run is onSave: the settings changed
+        self.refresh(changed)
+        hints = lambda ws: [ws.for_uri(t).inlay_hints for t in changed]  # noqa: E731
+        if hints(old) != hints(new) and self.supports("workspace.inlay_hint.refresh_support"):
             self.workspace_inlay_hint_refresh(None)
 
     def refresh_all(self) -> None:
-        """Settings or [tool.devflow] changed: every open document is analysed again."""
-        self.scheduler.invalidate()
+        """[tool.devflow] changed: every open document is analysed again."""
+        self.refresh(None)
+
+    def refresh(self, targets: list[str] | None) -> None:
+        """Analyse these open targets (None: all) again. Pull clients are asked to pull again; the
+        targets whose analysis is still current answer "unchanged" without a new run."""
+        self.scheduler.invalidate(targets)
         if self.pull_mode:
             if self.supports("workspace.diagnostics.refresh_support"):
                 self.workspace_diagnostic_refresh(None)
             return
-        for target in self.open_targets():
+        for target in self.open_targets() if targets is None else targets:
             self.scheduler.schedule(target, 0)
 
 

@@ -1,9 +1,12 @@
 """The server's settings: command-line options of `devflow serve` plus the client's settings.
 
 Client contract (VS Code client, initializationOptions / didChangeConfiguration):
-{"settings": {"enable": bool, "severity": {CODE_OR_FAMILY: "error"|"warning"|"information"|"hint"},
+{"settings": SETTINGS, "folders": [{"uri": FOLDER_URI, "settings": SETTINGS}, ...]} where SETTINGS is
+{"enable": bool, "severity": {CODE_OR_FAMILY: "error"|"warning"|"information"|"hint"},
 "args": [str], "inlayHints": {"enable": bool}, "lintOnChange": bool, "debounceMs": int,
-"timeBudgetMs": int (0: no limit)}}
+"timeBudgetMs": int (0: no limit), "exclude": [glob]}. "settings" applies outside every workspace folder, each folder's
+object to the files in it (see folder_settings.py). `args` are `devflow serve` options read per
+folder: --select/--ignore/--extend-select, --config, --time-budget-ms.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ class Settings:
     debounce_ms: int = DEFAULT_DEBOUNCE_MS
     time_budget_ms: int = DEFAULT_TIME_BUDGET_MS
     log_level: str = "info"
+    exclude: tuple[str, ...] = ()  # devflow.exclude globs (see excludes.py)
     unknown_args: tuple[str, ...] = ()
 
     def severity_of(self, code: str, default: str) -> str:
@@ -121,6 +125,9 @@ def from_client(raw: Any, cli: Settings) -> Settings:
     budget = raw.get("timeBudgetMs")
     if isinstance(budget, (int, float)) and not isinstance(budget, bool) and 0 <= budget <= 3_600_000:
         s = replace(s, time_budget_ms=int(budget))
+    exclude = raw.get("exclude")
+    if isinstance(exclude, list):
+        s = replace(s, exclude=tuple(g for g in exclude if isinstance(g, str) and g.strip()))
     args = raw.get("args")
     if isinstance(args, list) and all(isinstance(a, str) for a in args):
         s = parse_args(args, s, strict=False)

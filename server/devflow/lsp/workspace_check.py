@@ -90,6 +90,17 @@ def _roots(ls, uris: list[str]) -> list[Path]:
     return roots
 
 
+def _discover_per_folder(ls, roots: list[Path]) -> list[Path]:
+    """The files under `roots`, each root discovered with its own workspace folder's `--config`;
+    files of a folder with devflow.enable off, and devflow.exclude'd files, are left out."""
+    by_config: dict[str | None, list[Path]] = {}
+    for root in roots:
+        by_config.setdefault(ls.workspace_settings.for_uri(root.as_uri()).config_path, []).append(root)
+    files = [f for config, group in by_config.items() for f in discover(group, ls.configs, config)]
+    ws = ls.workspace_settings
+    return sorted(f for f in dict.fromkeys(files) if ws.for_uri(f.as_uri()).enable and not ws.excludes(f.as_uri()))
+
+
 class _Progress:
     """Work-done progress on the token the client sent with the request, else on one the server
     creates (when the client supports that); `cancelled` turns true when the user cancels it."""
@@ -141,7 +152,7 @@ class _Progress:
 async def check_workspace(ls, uris: list[str], token=None, request_cancelled=lambda: False) -> dict:
     roots = _roots(ls, uris)
     loop = asyncio.get_running_loop()
-    files = await loop.run_in_executor(ls.executor, discover, roots, ls.configs, ls.settings.config_path)
+    files = await loop.run_in_executor(ls.executor, _discover_per_folder, ls, roots)
     progress = _Progress(ls, token)
     await progress.begin(len(files))
     found = done = 0

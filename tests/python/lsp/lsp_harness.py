@@ -146,11 +146,14 @@ def _client() -> LanguageClient:
 
 @pytest_asyncio.fixture
 async def start():
-    """`await start(profile=..., encoding=..., settings=..., root=..., notebooks=...)` -> Session."""
+    """`await start(profile=..., encoding=..., settings=..., root=..., notebooks=...)` -> Session.
+    `folders` (several workspace folders) replaces `root`; `init_options` replaces {"settings": settings};
+    `scoped` maps a scope URI to what workspace/configuration answers for it."""
     sessions: list[Session] = []
 
     async def _start(profile="visual-studio-code", encoding="utf-16", settings=None, root: Path | None = None,
-                     notebooks=False, args=(), env=None, configuration=None) -> Session:
+                     notebooks=False, args=(), env=None, configuration=None, folders: list[Path] | None = None,
+                     init_options=None, scoped: dict | None = None) -> Session:
         caps = client_capabilities(profile)
         caps.general = types.GeneralClientCapabilities(position_encodings=[encoding])
         if notebooks:
@@ -162,16 +165,22 @@ async def start():
         session = Session(client, encoding, pull=False)
         if configuration is not None:
             client.set_configuration(configuration)
+        for scope, item in (scoped or {}).items():
+            client.set_configuration(item, scope_uri=scope)
 
         @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_publish(params: types.PublishDiagnosticsParams):
             session.published.append(params)
             client.diagnostics[params.uri] = params.diagnostics
 
-        folders = [types.WorkspaceFolder(uri=root.as_uri(), name=root.name)] if root else None
+        roots = folders if folders is not None else [root] if root else []
+        root = roots[0] if roots else None
+        if init_options is None and settings is not None:
+            init_options = {"settings": settings}
         result = await client.initialize_session(types.InitializeParams(
-            capabilities=caps, root_uri=root.as_uri() if root else None, workspace_folders=folders,
-            initialization_options={"settings": settings} if settings is not None else None))
+            capabilities=caps, root_uri=root.as_uri() if root else None,
+            workspace_folders=[types.WorkspaceFolder(uri=r.as_uri(), name=r.name) for r in roots] or None,
+            initialization_options=init_options))
         assert result.capabilities.position_encoding == encoding
         session.capabilities = result.capabilities
         session.pull = result.capabilities.diagnostic_provider is not None
