@@ -35,12 +35,8 @@ class Expressions:
         return Val("const", const=node.value)
 
     def e_JoinedStr(self, node, frame):
-        """f"cuda:{rank}": some cuda device (which one is not known); any other f-string is unknown."""
-        vals = node.values
-        if len(vals) == 2 and isinstance(vals[0], ast.Constant) and isinstance(vals[1], ast.FormattedValue) \
-                and vals[0].value in ("cuda:", "xpu:", "npu:"):
-            return Val("device", Dev(vals[0].value[:-1]), Origin(span_of(node), f"set at line {node.lineno}"))
-        return UNKNOWN
+        """f"cuda:{rank}": the rank's GPU, or some cuda device (multigpu); any other f-string is unknown."""
+        return self.joined_device(node, frame) or UNKNOWN
 
     def lookup(self, name: str, frame: Frame) -> Val | None:
         f = frame
@@ -152,6 +148,8 @@ class Expressions:
                     self.report_index(node, base, iv, frame)
                     break
             return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+        if base.kind == "qual" and base.const == "os.environ":
+            return self.env_value(idx, self.text(node)) or UNKNOWN
         if base.kind == "obj" and base.obj is not None:
             obj = base.obj
             if obj.kind in ("list", "tuple"):

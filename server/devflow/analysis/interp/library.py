@@ -17,6 +17,9 @@ class Library:
     """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
 
     def call_qual(self, node, q: str, args, kwargs, frame) -> Val:
+        mg = self.multigpu_call(node, q, args, kwargs, frame)
+        if mg is not None:
+            return mg
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
         if q.startswith("torch."):
@@ -326,6 +329,8 @@ class Library:
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":
             if last == "DistributedDataParallel":
                 self.check_ddp_placement(node, args[0], kwargs)
+                if kwargs.get("device_ids") is not None and args[0].obj is not None:
+                    self.check_ddp_device(node, args[0].obj, kwargs["device_ids"])
             return args[0]
         if last in T.DATA_PARALLEL:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement

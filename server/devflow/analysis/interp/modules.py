@@ -111,6 +111,8 @@ class Modules:
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
+        if not method:
+            args, kwargs = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs)
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
                     self._spread.get(id(node), [])
@@ -350,8 +352,8 @@ class Modules:
             return cand.dev or TOP
         if cand.kind == "const" and isinstance(cand.const, str):
             return concrete(cand.const) or TOP
-        if cand.kind == "const" and isinstance(cand.const, int) and not isinstance(cand.const, bool):
-            return Dev("cuda", cand.const)
+        if (cand.kind == "const" and isinstance(cand.const, int) and not isinstance(cand.const, bool)) or cand.kind == "rank":
+            return self.cuda_index_dev(cand)
         if cand.kind == "qual" and cand.const.startswith("torch.") and cand.const.rsplit(".", 1)[-1] in DTYPES:
             return recv_dev
         return TOP
@@ -363,7 +365,7 @@ class Modules:
             if name == "to":
                 dev = self.parse_to_args(args, kwargs, obj.dev)
             elif name == "cuda":
-                dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
+                dev = (self.cuda_index_dev(args[0]) if args else None) or CUDA
             else:
                 dev = CPU
             if dev is not None and (dev != obj.dev or name != "to" or True):
@@ -506,7 +508,9 @@ class Modules:
                 wants_device = "device" in dest_name.lower() or (
                     default.kind == "const" and isinstance(default.const, str) and concrete(default.const) is not None
                     and not default.const.startswith("cpu"))
-                if wants_device and default.kind in ("const", "device"):
+                if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
+                    ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
+                elif wants_device and default.kind in ("const", "device"):
                     ns.attrs[dest_name] = Val("device", Dev("sym", key=("argparse", id(parser), dest_name),
                                                             text=f"args.{dest_name}", accel=True),
                                               Origin(span_of(node), f"from the command line (`--{dest_name}`)"))
