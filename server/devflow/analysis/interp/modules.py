@@ -112,7 +112,8 @@ class Modules:
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
         if not method:
-            args, kwargs = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs)
+            args, kwargs, mod = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs, mod)
+            obj = mod.obj
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
                     self._spread.get(id(node), [])

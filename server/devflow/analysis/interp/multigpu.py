@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import re
 
 from devflow.analysis.findings import Finding
@@ -129,22 +130,28 @@ class MultiGpu:
         ids = kwargs.get("device_ids", args[1] if len(args) > 1 else None)
         first: Dev | None = Dev("cuda", 0)  # default: every visible GPU, the first one first
         explicit = False
+        many = True
         if ids is not None and not (ids.kind == "const" and ids.const is None):
             first = None
+            many = False
             if ids.kind == "obj" and ids.obj is not None and ids.obj.kind in ("list", "tuple") and ids.obj.items:
                 first = self.cuda_index_dev(ids.obj.items[0], "device_ids[0]")
                 explicit = first is not None
-        obj.data_parallel = (first, explicit, span_of(node))  # type: ignore[attr-defined]
+                many = len(ids.obj.items) > 1 and ids.obj.kind in ("list", "tuple") and ids.elem is None
+        obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
 
-    def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict] | None:
+    def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
         """A call of a DataParallel-wrapped module: the module must sit on device_ids[0]; the inputs
-        are scattered by DataParallel (each replica gets them on its own GPU). Returns the inputs as
-        the first replica sees them (on the module's device), or None when not wrapped."""
+        are scattered by DataParallel. With several GPUs, forward runs on a replica: its parameters,
+        buffers and submodules copied to the replica's GPU, plain tensor attributes left where they
+        are, inputs on the replica's GPU, which is also the current device while it runs (so a
+        tensor made on a fixed GPU, or kept on `self` from outside, meets the other replicas'
+        inputs). Returns (inputs, keyword inputs, module) as forward sees them; None when not wrapped."""
         obj = mod.obj
         dp = getattr(obj, "data_parallel", None) if obj is not None else None
         if dp is None or self.standalone:
             return None
-        first, explicit, wrap_span = dp
+        first, explicit, wrap_span, many = dp
         dev = obj.dev
         if first is not None and dev is not None and dev.known and not obj.dispatched \
                 and (explicit or not dev.is_cpu) and definitely_differ(dev, first) \
@@ -160,12 +167,37 @@ class MultiGpu:
                              f"{dev.render()}{reason}, but DataParallel runs its forward with them on "
                              f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: move the module "
                              f"there, or do not wrap it", related, None))
-        if dev is None or not dev.known or dev.is_cpu:
+        if dev is None or not dev.known or dev.is_cpu or definitely_differ(dev, first):
             return [UNKNOWN if a.kind == "tensor" else a for a in args], \
-                {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}
+                {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
         org = Origin(wrap_span, f"scattered to the replicas' GPUs by DataParallel (line {wrap_span.line})", "placed")
+        if many and dev.kind == "cuda" and obj.cls is not None:
+            dev = Dev("cuda", key=("rank", None), text=_REPLICA)
+            mod = Val("module", obj=self._replica(obj, dev, Origin(wrap_span, f"replicated by DataParallel "
+                                                                   f"(line {wrap_span.line})", "placed"), {}),
+                      text=mod.text)
         return [Val("tensor", dev, org, scalar=a.scalar) if a.kind == "tensor" else a for a in args], \
-            {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}
+            {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
+
+    def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict) -> Obj:
+        """What `replicate()` gives a replica: module objects copied, parameters and buffers on its GPU.
+        A plain tensor attribute made on the bare current device was made on cuda:0 (the main thread's)."""
+        if id(obj) in seen:
+            return seen[id(obj)]
+        rep = seen[id(obj)] = copy.copy(obj)
+        rep.attrs, rep.items, rep.pending, rep.optimizers = dict(obj.attrs), list(obj.items), [], []
+        rep.dev, rep.moved, rep.data_parallel = dev, origin, None  # type: ignore[attr-defined]
+        main_current = Dev("cuda", 0) if self.current_is_default() else None
+        for name, v in list(rep.attrs.items()):
+            if name in obj.children and v.kind == "module" and v.obj is not None:
+                rep.attrs[name] = Val("module", obj=self._replica(v.obj, dev, origin, seen), text=v.text)
+            elif name in obj.buffers and v.kind == "tensor":
+                rep.attrs[name] = Val("tensor", dev, origin, scalar=v.scalar)
+            elif v.kind == "tensor" and v.dev == Dev("cuda"):
+                rep.attrs[name] = Val("tensor", main_current, v.origin, scalar=v.scalar) if main_current else UNKNOWN
+        rep.items = [Val("module", obj=self._replica(i.obj, dev, origin, seen), text=i.text)
+                     if i.kind == "module" and i.obj is not None else i for i in rep.items]
+        return rep
 
     # ---- DistributedDataParallel
     def check_ddp_device(self, node, obj: Obj, ids: Val) -> None:
@@ -185,11 +217,11 @@ class MultiGpu:
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)
-        note = (" (a bare cuda device is the current one, cuda:0 in every process, unless "
-                "torch.cuda.set_device(local_rank) is called first)") if dev.index is None and not dev.is_rank else ""
+        note = ("; a bare cuda device is the current one, cuda:0 in every process unless "
+                "torch.cuda.set_device(local_rank) is called first") if dev.index is None and not dev.is_rank else ""
         self.add(Finding("DEV106", span_of(node),
                          f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on "
-                         f"{dev.render()}{note}{' (' + where.reason + ')' if where else ''}; DistributedDataParallel "
+                         f"{dev.render()}{' (' + where.reason + ')' if where else ''}{note}; DistributedDataParallel "
                          f"needs the model on that GPU: move it there (or call torch.cuda.set_device) before wrapping",
                          [(where.span, where.reason)] if where else [], None))
 
@@ -197,11 +229,18 @@ class MultiGpu:
         """A sentence for a mix of the rank's GPU and the current device."""
         if a is None or b is None or not (a.is_rank or b.is_rank):
             return ""
-        other = b if a.is_rank else a
+        rank, other = (a, b) if a.is_rank else (b, a)
+        if rank.text == _REPLICA and other.index is not None:
+            return (f"; DataParallel runs forward on every GPU in device_ids, so a tensor on {other.render()} "
+                    f"meets the inputs of the replicas on the other GPUs: derive the device from an input "
+                    f"(`x.device`) or register the tensor as a buffer")
         if other.kind == "cuda" and other.index is None:
             return ("; a bare cuda device is the current one, cuda:0 in every process unless "
                     "torch.cuda.set_device(local_rank) is called, so every process but rank 0 mixes two GPUs")
         return ""
+
+
+_REPLICA = "each replica's GPU (DataParallel)"
 
 
 def _first_param(fn: FuncRef) -> str:
