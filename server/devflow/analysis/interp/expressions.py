@@ -9,6 +9,7 @@ import ast
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
+from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 
 _ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
           ast.GtE: lambda a, b: a >= b}
@@ -283,7 +284,9 @@ class Expressions:
         return Val("obj", obj=Obj("dict"), elem=val)
 
     def e_IfExp(self, node, frame):
-        cond = self.truth(node.test, frame)
+        test = self.eval(node.test, frame)
+        # "cuda" if torch.cuda.is_available() else "cpu": the accelerator, named by the variable it is bound to
+        cond = None if test.kind == "const" and test.text == CUDA_AVAILABLE else self.truth_of(test)
         if cond is True:
             return self.eval(node.body, frame)
         if cond is False:
@@ -318,7 +321,7 @@ class Expressions:
     def e_UnaryOp(self, node, frame):
         v = self.eval(node.operand, frame)
         if isinstance(node.op, ast.Not):
-            return Val("const", const=not v.const) if v.kind == "const" else UNKNOWN
+            return Val("const", const=not v.const, text=v.text) if v.kind == "const" else UNKNOWN
         if v.kind == "const" and isinstance(v.const, (int, float)):
             return Val("const", const=-v.const if isinstance(node.op, ast.USub) else v.const)
         return v if v.kind == "tensor" else UNKNOWN
@@ -384,6 +387,9 @@ class Expressions:
                 return None
             return res if isinstance(op, ast.In) else not res
         if isinstance(op, (ast.Is, ast.IsNot)):
+            if a.kind == b.kind == "const" and all(isinstance(v.const, bool) or v.const is None for v in (a, b)):
+                res = a.const is b.const  # True / False / None are singletons
+                return res if isinstance(op, ast.Is) else not res
             if b.kind == "const" and b.const is None:
                 if a.kind == "const":
                     res = a.const is None
@@ -405,7 +411,9 @@ class Expressions:
         return None
 
     def truth(self, node, frame) -> bool | None:
-        v = self.eval(node, frame)
+        return self.truth_of(self.eval(node, frame))
+
+    def truth_of(self, v: Val) -> bool | None:
         if v.kind == "const":
             try:
                 return bool(v.const)
@@ -473,7 +481,7 @@ class Expressions:
                 if found is not None:
                     gen = self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, it, node)
                     if gen.kind == "obj" and gen.obj is not obj:
-                        return self.iter_elem(gen, None, frame)
+                        return as_batch(self.iter_elem(gen, None, frame), found, node)
                 return UNKNOWN
         if it.kind == "module" and it.obj is not None and it.obj.items:
             return self.elem_of(it.obj)

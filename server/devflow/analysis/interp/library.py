@@ -18,6 +18,8 @@ class Library:
 
     def call_qual(self, node, q: str, args, kwargs, frame) -> Val:
         mg = self.multigpu_call(node, q, args, kwargs, frame)
+        if mg is None:
+            mg = self.record_call(node, q, args, kwargs)
         if mg is not None:
             return mg
         if q.startswith("builtins."):
