@@ -165,7 +165,7 @@ class ModuleCreatedInForward(Rule):
             return out
         pattern = re.compile(r"\b(?:" + "|".join(alts) + ")")
         src_lines = split_lines(ctx.source)
-        top = {f.name: f for f in ctx.index.functions if id(f) not in ctx.index.parent_class}
+        top = {f.name: f for f in ctx.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for cls in ctx.index.all_classes:
             fwd = cls.methods.get("forward")
             if not cls.is_module or fwd is None:
@@ -227,6 +227,10 @@ def _reached_from(fwd, cls, top: dict) -> list:
     while todo:
         f = todo.pop()
         out.append(f)
+        # names bound in the function (parameters, assignments, loop targets) are not the module's functions
+        a = f.args
+        local = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | {n.id for n in walk(f)
+                                                                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         for n in walk(f):
             if not isinstance(n, ast.Call):
                 continue
@@ -235,7 +239,7 @@ def _reached_from(fwd, cls, top: dict) -> list:
                     and n.func.attr not in ("__init__", "forward"):
                 found = cls.method(n.func.attr)
                 callee = found[0] if found else None
-            elif isinstance(n.func, ast.Name):
+            elif isinstance(n.func, ast.Name) and n.func.id not in local:
                 callee = top.get(n.func.id)
             if callee is not None and id(callee) not in seen and isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 seen.add(id(callee))
