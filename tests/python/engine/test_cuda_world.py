@@ -7,7 +7,12 @@ batches in: tests/fixtures/engine/cuda_world/<case>/, checked like tests/fixture
 - `types.SimpleNamespace` configs and `collections.namedtuple` batches keep their fields;
 - the cpu tensors a project data iterator yields are batches, reported where the loop uses them;
 - `with device:` (a torch.device as a context manager) sets the default device;
-- DEV104 follows forward() into the helpers it runs."""
+- DEV104 follows forward() into the helpers it runs.
+
+tests/fixtures/engine/helpers/<case>/: mechanisms followed through helpers (the metamorphic helper_1 /
+helper_2 rewrites): a fused optimizer restored from a cpu-mapped checkpoint in another function or
+file (DEV401), an optimizer whose `__init__` fills the state through a helper given `self.state[p]`
+(DEV304)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ import pytest
 from devflow.api import check_path, check_source
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "cuda_world"
+HELPERS = CASES.parent / "helpers"
 
 
 def _findings(case: Path) -> list[str]:
@@ -29,9 +35,10 @@ def _findings(case: Path) -> list[str]:
     return sorted(out)
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in CASES.iterdir() if (p / "expect.txt").exists()))
-def test_cuda_world_case(name):
-    case = CASES / name
+@pytest.mark.parametrize("case", sorted((p for root in (CASES, HELPERS) for p in root.iterdir()
+                                          if (p / "expect.txt").exists()), key=lambda p: (p.parent.name, p.name)),
+                         ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_cuda_world_case(case):
     want = sorted(line for line in (case / "expect.txt").read_text().splitlines() if line.strip())
     assert _findings(case) == want
 

@@ -128,6 +128,8 @@ class Expressions:
                     return Val("tensor", obj.dev, obj.moved or obj.origin, text=self.text(node))
                 if attr == "device" and obj.dev is not None and obj.dev.known:
                     return Val("device", obj.dev, obj.moved or obj.origin)
+            if obj.kind == "optimizer" and attr == "state":
+                self.optimizer_state_read(obj)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         return class_member(base, attr)
 
@@ -151,6 +153,9 @@ class Expressions:
             return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
+        entry = self.checkpoint_entry(base)
+        if entry is not None:
+            return entry
         if base.kind == "obj" and base.obj is not None:
             obj = base.obj
             if obj.kind in ("list", "tuple"):

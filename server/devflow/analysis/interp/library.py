@@ -230,13 +230,15 @@ class Library:
             self.default_origin = Origin(span_of(node), f"default tensor type set at line {node.lineno}")
             return UNKNOWN
         if rest == "load":
-            return UNKNOWN
+            return self.checkpoint_load(node, args, kwargs) or UNKNOWN
         if rest.startswith("nn.") and last[:1].isupper() and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
         if rest.startswith("optim.") and last in T.OPTIMIZERS:
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
             obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
                             for k in ("fused", "foreach", "capturable"))
+            obj.fused_kernel = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
+                                   for k in ("fused", "capturable"))  # type: ignore[attr-defined]
             mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
             self.supersede_optimizers(mods)
             for m in mods:

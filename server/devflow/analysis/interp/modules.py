@@ -41,22 +41,27 @@ def eager_state_store(info, index) -> ast.AST | None:
                                         for a in list(n.args) + [k.value for k in n.keywords])
                                 for n in ast.walk(step[0])):
         return None  # step() brings its state to each parameter's device (`.to(p.device)`) itself
-    todo, seen = ["__init__"], set()
+    # (method, positions of its arguments that are a parameter's state dict: passed `state` on)
+    todo, seen = [("__init__", ())], set()
     while todo:
-        found = info.method(todo.pop())
-        if found is None or id(found[0]) in seen:
+        name, state_args = todo.pop()
+        found = info.method(name)
+        if found is None or (id(found[0]), state_args) in seen:
             continue
         fn, owner = found
-        seen.add(id(fn))
+        seen.add((id(fn), state_args))
         fhome = owner.home or home
-        aliases = set()
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1:]
+        aliases = {params[i] for i in state_args if i < len(params)}
         for n in ast.walk(fn):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.value.id == "self":
-                todo.append(n.func.attr)
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
                     _is_self_state(n.value):
                 aliases.add(n.targets[0].id)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self":
+                todo.append((n.func.attr, tuple(i for i, a in enumerate(n.args) if _is_self_state(a) or
+                                                isinstance(a, ast.Name) and a.id in aliases)))
         for n in ast.walk(fn):
             if isinstance(n, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and (_is_self_state(t.value) or _is_self_state_map(t.value) or
@@ -468,6 +473,7 @@ class Modules:
                                        next(iter(devs)))
                 obj.step_makes_state = False  # type: ignore[attr-defined]
             if name == "load_state_dict":
+                self.optimizer_restored(node, obj, args, frame)
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
                         any(m.dev is not None for m in mods):
