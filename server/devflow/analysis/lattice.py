@@ -5,6 +5,13 @@
 from the same definition (`key`). `accel` marks a symbolic device the code clearly means as the
 accelerator ("cuda" if available else "cpu", a `device` argument): a cpu tensor meeting it is a
 bug on every machine that has a GPU.
+
+CUDA devices (see `interp/multigpu.py`): `Dev("cuda")` is the *current* device (what a bare "cuda"
+or `.cuda()` means: `torch.cuda.set_device`, cuda:0 by default). `key=ANY_INDEX` is some cuda device
+whose index is not known (`f"cuda:{i}"`, a join of two cuda devices). `key=("rank", cur)` is the GPU
+of this process's rank (`cuda:{local_rank}`): different in each process of a multi-process run, so
+it differs from any fixed index on some process, and from the current device when the program never
+sets it (`cur` = 0; None when the program does set it: then it is unknown how they relate).
 """
 
 from __future__ import annotations
@@ -30,10 +37,15 @@ class Dev:
             return False
         if self.kind == "sym":
             return self.key == other.key
-        return self.index == other.index
+        return self.index == other.index and self.key == other.key
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.key if self.kind == "sym" else self.index))
+        return hash((self.kind, self.key if self.kind == "sym" else (self.index, self.key)))
+
+    @property
+    def is_rank(self) -> bool:
+        """The GPU of this process's rank (`cuda:{local_rank}`)."""
+        return isinstance(self.key, tuple) and self.key[:1] == ("rank",)
 
     @property
     def known(self) -> bool:
@@ -44,6 +56,8 @@ class Dev:
         return self.kind == "cpu"
 
     def render(self) -> str:
+        if self.is_rank and self.text:
+            return self.text
         if self.kind == "sym":
             return f"`{self.text}`" if self.text else "an accelerator"
         if self.kind == "top":
@@ -58,9 +72,12 @@ class Dev:
             return self.text or None
         if self.kind == "top":
             return None
+        if self.is_rank or self.key == ANY_INDEX:
+            return None
         return repr(self.render())
 
 
+ANY_INDEX = "any-index"
 TOP = Dev("top")
 CPU = Dev("cpu")
 CUDA = Dev("cuda")
@@ -88,8 +105,8 @@ def join(a: Dev | None, b: Dev | None) -> Dev | None:
         return a
     if a == b:
         return a
-    if a.kind == b.kind == "cuda" and (a.index is None or b.index is None):
-        return Dev("cuda")
+    if a.kind == b.kind == "cuda":
+        return Dev("cuda", key=ANY_INDEX)  # two different cuda devices: some cuda device
     return TOP
 
 
@@ -105,4 +122,13 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         return sym.accel and other.kind == "cpu"
     if a.kind != b.kind:
         return True
+    if a.key == ANY_INDEX or b.key == ANY_INDEX:
+        return False
+    if a.is_rank or b.is_rank:
+        if a.is_rank and b.is_rank:
+            return False
+        rank, other = (a, b) if a.is_rank else (b, a)
+        if other.index is not None:
+            return True  # a fixed GPU: another one in every process but one
+        return rank.key[1] is not None  # the current device, never set: cuda:0 in every process
     return a.index is not None and b.index is not None and a.index != b.index

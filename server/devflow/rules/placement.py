@@ -7,6 +7,7 @@ import re
 from bisect import bisect_right
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.program import LINE_BASE
 from devflow.analysis.walk import statements, walk
 from devflow.lines import line_starts, split_lines
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
@@ -164,16 +165,20 @@ class ModuleCreatedInForward(Rule):
             return out
         pattern = re.compile(r"\b(?:" + "|".join(alts) + ")")
         src_lines = split_lines(ctx.source)
+        top = {f.name: f for f in ctx.tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for cls in ctx.index.all_classes:
             fwd = cls.methods.get("forward")
             if not cls.is_module or fwd is None:
                 continue
-            if not pattern.search("\n".join(src_lines[fwd.lineno - 1:fwd.end_lineno or fwd.lineno])):
+            # forward and what it runs: methods called on self and functions of this file, to any depth
+            ran = [f for f in _reached_from(fwd, cls, top) if f.lineno < LINE_BASE]
+            ran = [f for f in ran if pattern.search("\n".join(src_lines[f.lineno - 1:f.end_lineno or f.lineno]))]
+            if not ran:
                 continue
             init = cls.methods.get("__init__")
             existing = None
             counter = 0
-            for node in walk(fwd):
+            for fn, node in ((f, n) for f in ran for n in walk(f)):
                 if not isinstance(node, ast.Call):
                     continue
                 q = ctx.qual(node.func)
@@ -186,7 +191,7 @@ class ModuleCreatedInForward(Rule):
                 fix = None
                 if existing is None:
                     existing = {n.attr for n in walk(cls.node) if isinstance(n, ast.Attribute)}
-                if init is not None and self._liftable(node, fwd):
+                if init is not None and self._liftable(node, fwd) and any(n is node for n in walk(fwd)):
                     attr = f"{_snake(last)}_{counter}"
                     while attr in existing:
                         counter += 1
@@ -194,9 +199,13 @@ class ModuleCreatedInForward(Rule):
                     existing.add(attr)
                     fix = FixPlan("lift", span(node), text=f"self.{attr} = {ctx.text(node)}", name=attr,
                                   title=f"Create it once in __init__ as `self.{attr}`", anchor=span(init.body[-1]))
+                if any(f.span == span(node) for f in out):
+                    continue  # a helper called twice from forward, or from two forwards
                 out.append(Finding(
                     self.code, span(node),
-                    f"`{ctx.text(node)}` is created inside forward(): its parameters are made on cpu at every call, "
+                    f"`{ctx.text(node)}` is created inside forward()"
+                    + (f" (in `{fn.name}()`, which forward() runs)" if fn is not fwd else "")
+                    + ": its parameters are made on cpu at every call, "
                     f"are never moved by `.to(device)` and never trained; create it in __init__",
                     [], fix))
         return out
@@ -209,6 +218,33 @@ class ModuleCreatedInForward(Rule):
             if isinstance(n, ast.Name) and n.id != "self" and (n.id in params or n.id in local):
                 return False
         return True
+
+
+def _reached_from(fwd, cls, top: dict) -> list:
+    """`forward` and the functions it calls, transitively: `self.m(...)` (a method of the class or its
+    bases, `__init__` aside) and plain calls of this file's top-level functions."""
+    out, seen, todo = [], {id(fwd)}, [fwd]
+    while todo:
+        f = todo.pop()
+        out.append(f)
+        # names bound in the function (parameters, assignments, loop targets) are not the module's functions
+        a = f.args
+        local = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | {n.id for n in walk(f)
+                                                                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        for n in walk(f):
+            if not isinstance(n, ast.Call):
+                continue
+            callee = None
+            if isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" \
+                    and n.func.attr not in ("__init__", "forward"):
+                found = cls.method(n.func.attr)
+                callee = found[0] if found else None
+            elif isinstance(n.func, ast.Name) and n.func.id not in local:
+                callee = top.get(n.func.id)
+            if callee is not None and id(callee) not in seen and isinstance(callee, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                seen.add(id(callee))
+                todo.append(callee)
+    return out
 
 
 # Uses of a tensor attribute that never combine it with another tensor.

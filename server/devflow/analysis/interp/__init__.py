@@ -14,6 +14,9 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `tensors`: tensor methods.
 - `library`: torch / builtins / transformers / torchvision calls, from the `torch_api` tables.
 - `reporting`: proven mixes turned into findings with fix plans.
+- `multigpu`: the current CUDA device, per-process rank devices, DataParallel / DDP placement.
+- `records`: SimpleNamespace and namedtuple records; CUDA is available in the analysed world.
+- `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
 - `frames`: call frames, function references and helpers shared by the parts.
 """
@@ -29,6 +32,9 @@ from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
+from devflow.analysis.interp.checkpoints import Checkpoints
+from devflow.analysis.interp.multigpu import MultiGpu
+from devflow.analysis.interp.records import Records
 from devflow.analysis.interp.reporting import Reporting
 from devflow.analysis.interp.statements import Statements
 from devflow.analysis.interp.tensors import Tensors
@@ -37,7 +43,8 @@ from devflow.analysis.interp.units import Units
 __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
-class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Reporting):
+class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Reporting, MultiGpu, Records,
+                  Checkpoints):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -148,7 +148,7 @@ class Calls:
             if r.kind == "unknown" and fval.const in ("to", "cuda") and isinstance(node.func, ast.Attribute):
                 # whatever it is (tensor or module), the result is on the target device
                 dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else \
-                    (Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA)
+                    ((self.cuda_index_dev(args[0]) if args else None) or CUDA)
                 if dev is not None and dev.known:
                     return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}",
                                                      "unknown-moved"))

@@ -9,6 +9,7 @@ import ast
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
+from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 
 _ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
           ast.GtE: lambda a, b: a >= b}
@@ -35,12 +36,8 @@ class Expressions:
         return Val("const", const=node.value)
 
     def e_JoinedStr(self, node, frame):
-        """f"cuda:{rank}": some cuda device (which one is not known); any other f-string is unknown."""
-        vals = node.values
-        if len(vals) == 2 and isinstance(vals[0], ast.Constant) and isinstance(vals[1], ast.FormattedValue) \
-                and vals[0].value in ("cuda:", "xpu:", "npu:"):
-            return Val("device", Dev(vals[0].value[:-1]), Origin(span_of(node), f"set at line {node.lineno}"))
-        return UNKNOWN
+        """f"cuda:{rank}": the rank's GPU, or some cuda device (multigpu); any other f-string is unknown."""
+        return self.joined_device(node, frame) or UNKNOWN
 
     def lookup(self, name: str, frame: Frame) -> Val | None:
         f = frame
@@ -131,6 +128,8 @@ class Expressions:
                     return Val("tensor", obj.dev, obj.moved or obj.origin, text=self.text(node))
                 if attr == "device" and obj.dev is not None and obj.dev.known:
                     return Val("device", obj.dev, obj.moved or obj.origin)
+            if obj.kind == "optimizer" and attr == "state":
+                self.optimizer_state_read(obj)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         return class_member(base, attr)
 
@@ -152,6 +151,11 @@ class Expressions:
                     self.report_index(node, base, iv, frame)
                     break
             return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+        if base.kind == "qual" and base.const == "os.environ":
+            return self.env_value(idx, self.text(node)) or UNKNOWN
+        entry = self.checkpoint_entry(base)
+        if entry is not None:
+            return entry
         if base.kind == "obj" and base.obj is not None:
             obj = base.obj
             if obj.kind in ("list", "tuple"):
@@ -285,7 +289,9 @@ class Expressions:
         return Val("obj", obj=Obj("dict"), elem=val)
 
     def e_IfExp(self, node, frame):
-        cond = self.truth(node.test, frame)
+        test = self.eval(node.test, frame)
+        # "cuda" if torch.cuda.is_available() else "cpu": the accelerator, named by the variable it is bound to
+        cond = None if test.kind == "const" and test.text == CUDA_AVAILABLE else self.truth_of(test)
         if cond is True:
             return self.eval(node.body, frame)
         if cond is False:
@@ -320,7 +326,7 @@ class Expressions:
     def e_UnaryOp(self, node, frame):
         v = self.eval(node.operand, frame)
         if isinstance(node.op, ast.Not):
-            return Val("const", const=not v.const) if v.kind == "const" else UNKNOWN
+            return Val("const", const=not v.const, text=v.text) if v.kind == "const" else UNKNOWN
         if v.kind == "const" and isinstance(v.const, (int, float)):
             return Val("const", const=-v.const if isinstance(node.op, ast.USub) else v.const)
         return v if v.kind == "tensor" else UNKNOWN
@@ -386,6 +392,9 @@ class Expressions:
                 return None
             return res if isinstance(op, ast.In) else not res
         if isinstance(op, (ast.Is, ast.IsNot)):
+            if a.kind == b.kind == "const" and all(isinstance(v.const, bool) or v.const is None for v in (a, b)):
+                res = a.const is b.const  # True / False / None are singletons
+                return res if isinstance(op, ast.Is) else not res
             if b.kind == "const" and b.const is None:
                 if a.kind == "const":
                     res = a.const is None
@@ -407,7 +416,9 @@ class Expressions:
         return None
 
     def truth(self, node, frame) -> bool | None:
-        v = self.eval(node, frame)
+        return self.truth_of(self.eval(node, frame))
+
+    def truth_of(self, v: Val) -> bool | None:
         if v.kind == "const":
             try:
                 return bool(v.const)
@@ -475,7 +486,7 @@ class Expressions:
                 if found is not None:
                     gen = self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, it, node)
                     if gen.kind == "obj" and gen.obj is not obj:
-                        return self.iter_elem(gen, None, frame)
+                        return as_batch(self.iter_elem(gen, None, frame), found, node)
                 return UNKNOWN
         if it.kind == "module" and it.obj is not None and it.obj.items:
             return self.elem_of(it.obj)

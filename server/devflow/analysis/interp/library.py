@@ -17,6 +17,11 @@ class Library:
     """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
 
     def call_qual(self, node, q: str, args, kwargs, frame) -> Val:
+        mg = self.multigpu_call(node, q, args, kwargs, frame)
+        if mg is None:
+            mg = self.record_call(node, q, args, kwargs)
+        if mg is not None:
+            return mg
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
         if q.startswith("torch."):
@@ -225,13 +230,15 @@ class Library:
             self.default_origin = Origin(span_of(node), f"default tensor type set at line {node.lineno}")
             return UNKNOWN
         if rest == "load":
-            return UNKNOWN
+            return self.checkpoint_load(node, args, kwargs) or UNKNOWN
         if rest.startswith("nn.") and last[:1].isupper() and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
         if rest.startswith("optim.") and last in T.OPTIMIZERS:
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
             obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
                             for k in ("fused", "foreach", "capturable"))
+            obj.fused_kernel = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
+                                   for k in ("fused", "capturable"))  # type: ignore[attr-defined]
             mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
             self.supersede_optimizers(mods)
             for m in mods:
@@ -326,6 +333,8 @@ class Library:
         if last in T.DATA_PARALLEL and args and args[0].kind == "module":
             if last == "DistributedDataParallel":
                 self.check_ddp_placement(node, args[0], kwargs)
+                if kwargs.get("device_ids") is not None and args[0].obj is not None:
+                    self.check_ddp_device(node, args[0].obj, kwargs["device_ids"])
             return args[0]
         if last in T.DATA_PARALLEL:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement

@@ -41,22 +41,27 @@ def eager_state_store(info, index) -> ast.AST | None:
                                         for a in list(n.args) + [k.value for k in n.keywords])
                                 for n in ast.walk(step[0])):
         return None  # step() brings its state to each parameter's device (`.to(p.device)`) itself
-    todo, seen = ["__init__"], set()
+    # (method, positions of its arguments that are a parameter's state dict: passed `state` on)
+    todo, seen = [("__init__", ())], set()
     while todo:
-        found = info.method(todo.pop())
-        if found is None or id(found[0]) in seen:
+        name, state_args = todo.pop()
+        found = info.method(name)
+        if found is None or (id(found[0]), state_args) in seen:
             continue
         fn, owner = found
-        seen.add(id(fn))
+        seen.add((id(fn), state_args))
         fhome = owner.home or home
-        aliases = set()
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1:]
+        aliases = {params[i] for i in state_args if i < len(params)}
         for n in ast.walk(fn):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
-                    and n.func.value.id == "self":
-                todo.append(n.func.attr)
             if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) and \
                     _is_self_state(n.value):
                 aliases.add(n.targets[0].id)
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                    and n.func.value.id == "self":
+                todo.append((n.func.attr, tuple(i for i, a in enumerate(n.args) if _is_self_state(a) or
+                                                isinstance(a, ast.Name) and a.id in aliases)))
         for n in ast.walk(fn):
             if isinstance(n, ast.Assign) and any(
                     isinstance(t, ast.Subscript) and (_is_self_state(t.value) or _is_self_state_map(t.value) or
@@ -111,6 +116,9 @@ class Modules:
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
+        if not method:
+            args, kwargs, mod = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs, mod)
+            obj = mod.obj
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
                     self._spread.get(id(node), [])
@@ -350,8 +358,8 @@ class Modules:
             return cand.dev or TOP
         if cand.kind == "const" and isinstance(cand.const, str):
             return concrete(cand.const) or TOP
-        if cand.kind == "const" and isinstance(cand.const, int) and not isinstance(cand.const, bool):
-            return Dev("cuda", cand.const)
+        if (cand.kind == "const" and isinstance(cand.const, int) and not isinstance(cand.const, bool)) or cand.kind == "rank":
+            return self.cuda_index_dev(cand)
         if cand.kind == "qual" and cand.const.startswith("torch.") and cand.const.rsplit(".", 1)[-1] in DTYPES:
             return recv_dev
         return TOP
@@ -363,7 +371,7 @@ class Modules:
             if name == "to":
                 dev = self.parse_to_args(args, kwargs, obj.dev)
             elif name == "cuda":
-                dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
+                dev = (self.cuda_index_dev(args[0]) if args else None) or CUDA
             else:
                 dev = CPU
             if dev is not None and (dev != obj.dev or name != "to" or True):
@@ -465,6 +473,7 @@ class Modules:
                                        next(iter(devs)))
                 obj.step_makes_state = False  # type: ignore[attr-defined]
             if name == "load_state_dict":
+                self.optimizer_restored(node, obj, args, frame)
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
                         any(m.dev is not None for m in mods):
@@ -506,7 +515,9 @@ class Modules:
                 wants_device = "device" in dest_name.lower() or (
                     default.kind == "const" and isinstance(default.const, str) and concrete(default.const) is not None
                     and not default.const.startswith("cpu"))
-                if wants_device and default.kind in ("const", "device"):
+                if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
+                    ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
+                elif wants_device and default.kind in ("const", "device"):
                     ns.attrs[dest_name] = Val("device", Dev("sym", key=("argparse", id(parser), dest_name),
                                                             text=f"args.{dest_name}", accel=True),
                                               Origin(span_of(node), f"from the command line (`--{dest_name}`)"))

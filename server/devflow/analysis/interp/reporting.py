@@ -84,7 +84,7 @@ class Reporting:
             for j in range(i + 1, len(tensors)):
                 a, b = tensors[i], tensors[j]
                 if definitely_differ(a[0].dev, b[0].dev):
-                    if not a[0].dev.is_cpu and b[0].dev.is_cpu:
+                    if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (a[0].dev.is_rank and not b[0].dev.is_cpu):
                         a, b = b, a
                     self.report_mix(node, a, b, frame)
                     return True
@@ -186,7 +186,7 @@ class Reporting:
             # Copies taken from a model inside a helper: moving the helper's result is no fix.
             if not at_use and dev_text and org.kind != "snapshot":
                 fix = self._move_value_fix(org, dev_text, atext)
-        msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}"
+        msg = f"{a_desc} but {b_desc}; they meet at line {node.lineno}" + self.rank_mix_note(a.dev, b.dev)
         self.add(Finding(code, span, msg, related, fix))
 
     def _move_root_fix(self, root, other: Val) -> FixPlan | None:
@@ -311,9 +311,9 @@ class Reporting:
                 continue
             if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
                 continue
-            if v.dev.is_cpu:
+            if v.dev.is_cpu or mdev.is_rank:
                 # every cpu input is reported (each where it was made), so that fixing them all makes
-                # the call run, not only the first one
+                # the call run, not only the first one (a module on its rank's GPU: the input is wrong)
                 self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin, text=MODULE_SIDE), self.text(call.func)
                                                .removesuffix("." + method) if method else self.text(call.func)), frame)
                 reported = True

@@ -193,7 +193,8 @@ class Statements:
         for item in st.items:
             ctx = item.context_expr
             val = self.eval(ctx, frame)
-            if isinstance(ctx, ast.Call) and self.qualname(ctx.func, frame) == "torch.device" and val.kind == "device":
+            if val.kind == "device" and (not isinstance(ctx, ast.Call) or self.qualname(ctx.func, frame) == "torch.device"):
+                # `with torch.device(...)` or `with device:` (a torch.device is its own context manager)
                 self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}")
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, UNKNOWN, frame, st)

@@ -34,7 +34,7 @@ class Tensors:
             return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
         if name == "cuda":
-            dev = Dev("cuda", args[0].const) if args and args[0].kind == "const" and isinstance(args[0].const, int) else CUDA
+            dev = (self.cuda_index_dev(args[0]) if args else None) or CUDA
             return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
         if name == "cpu":

@@ -1,0 +1,253 @@
+"""Multi-GPU semantics: the current CUDA device, per-process rank devices, DataParallel and DDP.
+
+- A bare "cuda" / `.cuda()` / `torch.device("cuda")` is the *current* device (`Dev("cuda")`):
+  `torch.cuda.set_device(i)` / `with torch.cuda.device(i)` change it, cuda:0 otherwise.
+- A process's rank (torchrun's LOCAL_RANK / RANK environment variables, `--local-rank` of
+  `torch.distributed.launch`, `dist.get_rank()`, the first argument `mp.spawn` passes) is a `rank`
+  value; a device built from it (`f"cuda:{rank}"`, `torch.device("cuda", rank)`, `.cuda(rank)`,
+  `.to(rank)`) is the rank's GPU, a different one in each process. It differs from any fixed index
+  (on every process but one), and from the current device when the program never sets the current
+  device (the classic DDP bug: the model on `cuda:{local_rank}`, the batch on `.cuda()` = cuda:0).
+  When the program sets the current device anywhere, or a framework that does is imported,
+  nothing is said about the two (unknown stays silent).
+- `nn.DataParallel(model, device_ids=...)`: its forward needs the module on `device_ids[0]`
+  (cuda:0 by default) and scatters the inputs itself (their device does not matter).
+- `DistributedDataParallel(model, device_ids=[i])` needs the module on cuda:i already.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+
+from devflow.analysis.findings import Finding
+from devflow.analysis.lattice import ANY_INDEX, CPU, Dev, definitely_differ
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import FuncRef, span_of
+
+# Environment variables the PyTorch launchers (torchrun, torch.distributed.launch, SLURM via
+# torchrun) set per process to its rank.
+_RANK_ENV = ("LOCAL_RANK", "RANK", "SLURM_LOCALID", "SLURM_PROCID", "OMPI_COMM_WORLD_LOCAL_RANK")
+# `--local-rank` / `--local_rank`: the option torch.distributed.launch passes to every process.
+_RANK_OPTIONS = ("local_rank",)
+_RANK_FUNCS = ("torch.distributed.get_rank", "torch.distributed.get_node_local_rank")
+_SPAWN = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
+# What sets the current CUDA device: a call in the program, or a framework that sets it per process.
+_SETS_CURRENT = re.compile(r"set_device\s*\(|cuda\.device\s*\(|CUDA_VISIBLE_DEVICES|device_id\s*=|"
+                           r"^\s*(?:from|import)\s+(?:accelerate|lightning|pytorch_lightning|deepspeed|horovod|"
+                           r"colossalai|fairscale|ignite)\b", re.M)
+
+
+class MultiGpu:
+    """Rank values and devices, the current device, DataParallel / DDP placement checks."""
+
+    # ---- the current device
+    def current_is_default(self) -> bool:
+        """True when no analysed file sets the current CUDA device (so it is cuda:0 in every process)."""
+        cached = getattr(self, "_cur_default", None)
+        if cached is not None and self._cur_units == len(self.units):
+            return cached
+        sources = [self.source] + [u.file.source for u in self.units.values()
+                                   if u is not None and u.file is not None and getattr(u.file, "source", None)]
+        self._cur_default = not any(_SETS_CURRENT.search(s) for s in sources)
+        self._cur_units = len(self.units)
+        return self._cur_default
+
+    def rank_dev(self, rank: Val, text: str = "") -> Dev:
+        name = rank.text or "rank"
+        return Dev("cuda", key=("rank", 0 if self.current_is_default() else None), text=text or f"cuda:{{{name}}}")
+
+    def cuda_index_dev(self, v: Val | None, text: str = "") -> Dev | None:
+        """The cuda device an index argument names (`.cuda(i)`, `.to(i)`, `torch.device("cuda", i)`)."""
+        if v is None:
+            return None
+        if v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool):
+            return Dev("cuda", v.const)
+        if v.kind == "rank":
+            return self.rank_dev(v, text)
+        return None
+
+    # ---- rank values
+    def rank_value(self, text: str) -> Val:
+        return Val("rank", text=text)
+
+    def env_value(self, key: Val, text: str) -> Val | None:
+        """`os.environ["LOCAL_RANK"]`: the process's rank; any other variable: unknown."""
+        if key.kind == "const" and key.const in _RANK_ENV:
+            return self.rank_value(text)
+        return None
+
+    def multigpu_call(self, node, q: str, args, kwargs, frame) -> Val | None:
+        """Library calls with multi-GPU meaning; None for the others."""
+        if q in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and args:
+            return self.env_value(args[0], self.text(node))
+        if q in _RANK_FUNCS:
+            return self.rank_value(self.text(node))
+        if q == "builtins.int" and args and args[0].kind == "rank":
+            return args[0]
+        if q in _SPAWN and args and args[0].kind == "func" and not self.standalone:
+            extra = kwargs.get("args")
+            rest = list(extra.obj.items) if extra is not None and extra.kind == "obj" and extra.obj is not None \
+                and extra.obj.kind == "tuple" else []
+            fn = args[0].func
+            first = _first_param(fn)
+            self.call_function(fn, [self.rank_value(first or "rank")] + rest, {}, None, node)
+            return UNKNOWN
+        if q == "torch.device" and args:
+            if len(args) > 1 and args[0].kind == "const" and args[0].const == "cuda":
+                d = self.cuda_index_dev(args[1], f"cuda:{{{self.text(node.args[1])}}}" if len(node.args) > 1 else "")
+                if d is not None:
+                    return Val("device", d, Origin(span_of(node), f"set at line {node.lineno}"))
+            if len(args) == 1 and args[0].kind == "rank":
+                return Val("device", self.rank_dev(args[0]), Origin(span_of(node), f"set at line {node.lineno}"))
+        if q.startswith("torch.nn.") and q.endswith(".DataParallel") and args and args[0].kind == "module" \
+                and args[0].obj is not None:
+            self.wrap_data_parallel(node, args[0].obj, args, kwargs)
+            return args[0]
+        return None
+
+    def joined_device(self, node, frame) -> Val | None:
+        """`f"cuda:{rank}"`: the rank's GPU; `f"cuda:{i}"` for another `i`: some cuda device."""
+        vals = node.values
+        if len(vals) == 2 and isinstance(vals[0], ast.Constant) and isinstance(vals[1], ast.FormattedValue) \
+                and vals[0].value in ("cuda:", "xpu:", "npu:"):
+            kind = vals[0].value[:-1]
+            idx = self.eval(vals[1].value, frame)
+            org = Origin(span_of(node), f"set at line {node.lineno}")
+            if kind == "cuda":
+                d = self.cuda_index_dev(idx, self.text(node).lstrip("f").strip("'\""))
+                if d is not None:
+                    return Val("device", d, org)
+            return Val("device", Dev(kind, key=ANY_INDEX), org)
+        return None
+
+    def rank_option(self, dest: str) -> bool:
+        return dest in _RANK_OPTIONS
+
+    # ---- DataParallel
+    def wrap_data_parallel(self, node, obj: Obj, args, kwargs) -> None:
+        ids = kwargs.get("device_ids", args[1] if len(args) > 1 else None)
+        first: Dev | None = Dev("cuda", 0)  # default: every visible GPU, the first one first
+        explicit = False
+        many = True
+        if ids is not None and not (ids.kind == "const" and ids.const is None):
+            first = None
+            many = False
+            if ids.kind == "obj" and ids.obj is not None and ids.obj.kind in ("list", "tuple") and ids.obj.items:
+                first = self.cuda_index_dev(ids.obj.items[0], "device_ids[0]")
+                explicit = first is not None
+                many = len(ids.obj.items) > 1 and ids.obj.kind in ("list", "tuple") and ids.elem is None
+        obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
+
+    def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
+        """A call of a DataParallel-wrapped module: the module must sit on device_ids[0]; the inputs
+        are scattered by DataParallel. With several GPUs, forward runs on a replica: its parameters,
+        buffers and submodules copied to the replica's GPU, plain tensor attributes left where they
+        are, inputs on the replica's GPU, which is also the current device while it runs (so a
+        tensor made on a fixed GPU, or kept on `self` from outside, meets the other replicas'
+        inputs). Returns (inputs, keyword inputs, module) as forward sees them; None when not wrapped."""
+        obj = mod.obj
+        dp = getattr(obj, "data_parallel", None) if obj is not None else None
+        if dp is None or self.standalone:
+            return None
+        first, explicit, wrap_span, many = dp
+        dev = obj.dev
+        if first is not None and dev is not None and dev.known and not obj.dispatched \
+                and (explicit or not dev.is_cpu) and definitely_differ(dev, first) \
+                and ("dp", wrap_span) not in self.mix_origins:
+            self.mix_origins.add(("dp", wrap_span))
+            where = obj.moved or obj.origin
+            reason = f" ({where.reason})" if where else ""
+            related = [(wrap_span, f"wrapped in DataParallel at line {wrap_span.line}")]
+            if where is not None:
+                related.append((where.span, where.reason))
+            self.add(Finding("DEV106", span_of(node),
+                             f"`{self.text(node.func)}` is a DataParallel module whose parameters are on "
+                             f"{dev.render()}{reason}, but DataParallel runs its forward with them on "
+                             f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: move the module "
+                             f"there, or do not wrap it", related, None))
+        if dev is None or not dev.known or dev.is_cpu or definitely_differ(dev, first):
+            return [UNKNOWN if a.kind == "tensor" else a for a in args], \
+                {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
+        org = Origin(wrap_span, f"scattered to the replicas' GPUs by DataParallel (line {wrap_span.line})", "placed")
+        if many and dev.kind == "cuda" and obj.cls is not None:
+            dev = Dev("cuda", key=("rank", None), text=_REPLICA)
+            mod = Val("module", obj=self._replica(obj, dev, Origin(wrap_span, f"replicated by DataParallel "
+                                                                   f"(line {wrap_span.line})", "placed"), {}),
+                      text=mod.text)
+        return [Val("tensor", dev, org, scalar=a.scalar) if a.kind == "tensor" else a for a in args], \
+            {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
+
+    def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict) -> Obj:
+        """What `replicate()` gives a replica: module objects copied, parameters and buffers on its GPU.
+        A plain tensor attribute made on the bare current device was made on cuda:0 (the main thread's)."""
+        if id(obj) in seen:
+            return seen[id(obj)]
+        rep = seen[id(obj)] = copy.copy(obj)
+        rep.attrs, rep.items, rep.pending, rep.optimizers = dict(obj.attrs), list(obj.items), [], []
+        rep.dev, rep.moved, rep.data_parallel = dev, origin, None  # type: ignore[attr-defined]
+        main_current = Dev("cuda", 0) if self.current_is_default() else None
+        for name, v in list(rep.attrs.items()):
+            if name in obj.children and v.kind == "module" and v.obj is not None:
+                rep.attrs[name] = Val("module", obj=self._replica(v.obj, dev, origin, seen), text=v.text)
+            elif name in obj.buffers and v.kind == "tensor":
+                rep.attrs[name] = Val("tensor", dev, origin, scalar=v.scalar)
+            elif v.kind == "tensor" and v.dev == Dev("cuda"):
+                rep.attrs[name] = Val("tensor", main_current, v.origin, scalar=v.scalar) if main_current else UNKNOWN
+        rep.items = [Val("module", obj=self._replica(i.obj, dev, origin, seen), text=i.text)
+                     if i.kind == "module" and i.obj is not None else i for i in rep.items]
+        return rep
+
+    # ---- DistributedDataParallel
+    def check_ddp_device(self, node, obj: Obj, ids: Val) -> None:
+        """`DDP(model, device_ids=[i])` with the model on another GPU (`.cuda()` = cuda:0 in every
+        process, `device_ids=[local_rank]`): DDP raises at construction."""
+        if ids.kind != "obj" or ids.obj is None or ids.obj.kind not in ("list", "tuple") or len(ids.obj.items) != 1:
+            return
+        want = self.cuda_index_dev(ids.obj.items[0], "")
+        dev = obj.dev
+        if want is None or dev is None or not dev.known or dev.kind != "cuda" or obj.dispatched \
+                or getattr(obj, "standalone", False) or not definitely_differ(dev, want):
+            return
+        ids_node = next((k.value for k in node.keywords if k.arg == "device_ids"), None)
+        ids_text = self.text(ids_node) if ids_node is not None else "[...]"
+        where = obj.moved or obj.origin
+        key = ("module", where.span if where else span_of(node))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        note = ("; a bare cuda device is the current one, cuda:0 in every process unless "
+                "torch.cuda.set_device(local_rank) is called first") if dev.index is None and not dev.is_rank else ""
+        self.add(Finding("DEV106", span_of(node),
+                         f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on "
+                         f"{dev.render()}{' (' + where.reason + ')' if where else ''}{note}; DistributedDataParallel "
+                         f"needs the model on that GPU: move it there (or call torch.cuda.set_device) before wrapping",
+                         [(where.span, where.reason)] if where else [], None))
+
+    def rank_mix_note(self, a: Dev | None, b: Dev | None) -> str:
+        """A sentence for a mix of the rank's GPU and the current device."""
+        if a is None or b is None or not (a.is_rank or b.is_rank):
+            return ""
+        rank, other = (a, b) if a.is_rank else (b, a)
+        if rank.text == _REPLICA and other.index is not None:
+            return (f"; DataParallel runs forward on every GPU in device_ids, so a tensor on {other.render()} "
+                    f"meets the inputs of the replicas on the other GPUs: derive the device from an input "
+                    f"(`x.device`) or register the tensor as a buffer")
+        if other.kind == "cuda" and other.index is None:
+            return ("; a bare cuda device is the current one, cuda:0 in every process unless "
+                    "torch.cuda.set_device(local_rank) is called, so every process but rank 0 mixes two GPUs")
+        return ""
+
+
+_REPLICA = "each replica's GPU (DataParallel)"
+
+
+def _first_param(fn: FuncRef) -> str:
+    node = getattr(fn, "node", None)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = node.args
+        ps = a.posonlyargs + a.args
+        if ps:
+            return ps[0].arg
+    return ""
