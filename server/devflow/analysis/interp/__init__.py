@@ -15,6 +15,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `library`: torch / builtins / transformers / torchvision calls, from the `torch_api` tables.
 - `reporting`: proven mixes turned into findings with fix plans.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
+- `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
 
@@ -27,6 +28,7 @@ from devflow.analysis.interp.calls import Calls
 from devflow.analysis.interp.driver import Driver
 from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
+from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.reporting import Reporting
@@ -37,7 +39,7 @@ from devflow.analysis.interp.units import Units
 __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
-class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Reporting):
+class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -1,0 +1,101 @@
+"""Code a framework calls for the user, run on its own with the arguments the framework passes.
+
+- Lightning: the Trainer moves the LightningModule and, before the step hooks, each batch to the
+  module's device (`self.device`); `on_before_batch_transfer` (and `transfer_batch_to_device`)
+  still see the loader's cpu batch.
+- transformers generate(): logits processors and stopping criteria are called with the running
+  `input_ids` and `scores`, on the model's device.
+A tensor such a hook builds without device= and combines with those is reported where it is built.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import framework_api as F
+from devflow.analysis import torch_api as T
+from devflow.analysis.index import FileIndex
+from devflow.analysis.lattice import CPU, Dev
+from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of
+
+
+def _bases(info, seen=None):
+    """Qualified names of a class's bases, through its same-file / project base classes."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return []
+    seen.add(id(info))
+    index = info.home
+    out = [index.qualify(b) if index is not None else b for b in info.bases]
+    for b in info.base_infos:
+        out += _bases(b, seen)
+    return out
+
+
+def _generation_base(info) -> str | None:
+    for q in _bases(info):
+        if q.startswith("transformers.") and q.rsplit(".", 1)[-1] in F.GENERATION_CALLBACKS:
+            return q.rsplit(".", 1)[-1]
+    return None
+
+
+def _is_lightning(info) -> bool:
+    return any(q in F.LIGHTNING_MODULES for q in _bases(info))
+
+
+class Entries:
+    def framework_entry(self, fn, owner, self_val) -> list | None:
+        """The arguments a framework passes to this method (None: not a framework entry point)."""
+        if owner is None or self_val is None:
+            return None
+        name = fn.name
+        params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        if name == "__call__":
+            base = _generation_base(owner)
+            if base is None:
+                return None
+            passed = F.GENERATION_CALLBACKS[base]["params"]
+            # one device for all of them; each named after its own parameter, for fixes (`device=scores.device`)
+            return [Val("tensor", Dev("sym", key=("generate-device", owner.name, p.arg), text=f"{p.arg}.device", accel=True),
+                        Origin(span_of(p), "passed by generate() on the model's device"), text=p.arg)
+                    if i < len(passed) else UNKNOWN for i, p in enumerate(params)]
+        if not (name in F.LIGHTNING_AFTER_TRANSFER or name in F.LIGHTNING_BEFORE_TRANSFER or name == F.LIGHTNING_TRANSFER) \
+                or not owner.is_module or not _is_lightning(owner):
+            return None
+        obj = self_val.obj
+        dev = Dev("sym", key=("lightning-device", owner.name), text="self.device", accel=True)
+        obj.dev = dev
+        obj.moved = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
+        self._lightning_layers(owner, obj, dev)
+        batch_at = next((i for i, p in enumerate(params) if p.arg == "batch"), 0 if name.endswith("_step") else None)
+        args = [UNKNOWN] * len(params)
+        if batch_at is not None and batch_at < len(params):
+            p = params[batch_at]
+            if name in F.LIGHTNING_AFTER_TRANSFER:
+                args[batch_at] = Val("tensor", dev, Origin(span_of(p), f"the batch, moved to `self.device` by the Trainer "
+                                                                       f"before `{name}`"), batch=COLLATED, text=p.arg)
+            else:
+                args[batch_at] = Val("tensor", CPU, Origin(span_of(p), f"the batch `{name}` gets before the Trainer moves "
+                                                                       f"it to the module's device", "batch"),
+                                     batch=COLLATED, text=p.arg)
+        return args
+
+    def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
+        """torch.nn layers `self.x = nn.Linear(...)` built in __init__: on the module's device (moved by the Trainer)."""
+        init = owner.method("__init__")
+        if init is None:
+            return
+        fn, cls = init
+        index = cls.home or self.index
+        for st in fn.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute) \
+                    and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self" \
+                    and isinstance(st.value, ast.Call):
+                q = index.qualify(FileIndex.dotted(st.value.func) or "")
+                last = q.rsplit(".", 1)[-1]
+                if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                        and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
+                        and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
+                    sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a layer of `{owner.name}`, moved by the Trainer"))
+                    obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
