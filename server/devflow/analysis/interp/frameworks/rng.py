@@ -17,7 +17,7 @@ class Generators:
         d = kwargs.get("device", args[0] if args else None)
         if d is None or d.kind == "const" and d.const is None:
             dev = concrete(F.GENERATOR_DEFAULT_DEVICE)
-            org = Origin(span_of(node), f"created at line {node.lineno} without device= (on {dev.render()})", "generator")
+            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "generator")
         else:
             dev = self._as_device(d)
             org = Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}")
