@@ -17,7 +17,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.index import FileIndex
 from devflow.analysis.lattice import CPU, Dev
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.frames import FuncRef, span_of
 
 
 def _bases(info, seen=None):
@@ -73,13 +73,34 @@ class Entries:
         if batch_at is not None and batch_at < len(params):
             p = params[batch_at]
             if name in F.LIGHTNING_AFTER_TRANSFER:
-                args[batch_at] = Val("tensor", dev, Origin(span_of(p), f"the batch, moved to `self.device` by the Trainer "
-                                                                       f"before `{name}`"), batch=COLLATED, text=p.arg)
+                args[batch_at] = self._transferred_batch(owner, self_val, dev, p, name)
             else:
                 args[batch_at] = Val("tensor", CPU, Origin(span_of(p), f"the batch `{name}` gets before the Trainer moves "
                                                                        f"it to the module's device", "batch"),
                                      batch=COLLATED, text=p.arg)
         return args
+
+    def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
+        """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's
+        device; a project override of the transfer hook gives what it returns for the loader's batch."""
+        found = owner.method(F.LIGHTNING_TRANSFER)
+        if found is None:
+            return Val("tensor", dev, Origin(span_of(p), f"the batch, moved to `self.device` by the Trainer before `{name}`"),
+                       batch=COLLATED, text=p.arg)
+        fn, cls = found
+        loader = Val("tensor", CPU, Origin(span_of(fn), "the loader's batch, before the transfer", "batch"), batch=COLLATED)
+        saved, self.standalone = self.standalone, False
+        try:
+            got = self.call_function(FuncRef(fn, None, cls, "method"), [loader, Val("device", dev), UNKNOWN][:len(fn.args.args) - 1],
+                                     {}, self_val, None)
+        finally:
+            self.standalone = saved
+        if got.kind == "tensor" and got.dev == dev:
+            return got.with_text(p.arg)
+        if got.kind == "obj" and got.obj is not None and got.obj.kind in ("tuple", "list") and got.obj.items \
+                and all(v.kind == "tensor" and v.dev is not None and v.dev.known for v in got.obj.items):
+            return got  # `return x.to(device), y`: each where the override left it
+        return UNKNOWN
 
     def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
         """torch.nn layers `self.x = nn.Linear(...)` built in __init__: on the module's device (moved by the Trainer)."""
