@@ -178,16 +178,15 @@ def lightning(wheel: Path) -> dict:
     # the step hooks run on the batch the loop moved (training_step from the optimization loop)
     steps = {h for h in hooks_with_batch if h.endswith("_step") and h in loop_names}
     after_all = sorted((set(after) | (loop_hooks & hooks_with_batch) | steps) - set(before) - {transfer})
-    exports = []
+    exports = set()
     for name, tree in _trees(wheel, "lightning/"):
-        if name in ("lightning/__init__.py", "lightning/pytorch/__init__.py"):
-            pkg = name.removesuffix("/__init__.py").replace("/", ".")
-            for n in ast.walk(tree):
-                if isinstance(n, ast.ImportFrom) and any(a.name == "LightningModule" for a in n.names):
-                    exports.append(f"{pkg}.LightningModule")
-                    # the same code ships as the standalone `pytorch_lightning` package
-                    if pkg == "lightning.pytorch":
-                        exports.append("pytorch_lightning.LightningModule")
+        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if any(isinstance(n, ast.ClassDef) and n.name == "LightningModule" for n in tree.body) or any(
+                isinstance(n, ast.ImportFrom) and any(a.name == "LightningModule" for a in n.names) for n in ast.walk(tree)
+                if name.endswith("__init__.py")):
+            exports.add(f"{mod}.LightningModule")
+    # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
+    exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
     return {"module_classes": sorted(set(exports)), "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all}
 

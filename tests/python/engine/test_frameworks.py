@@ -74,3 +74,19 @@ def test_messages_and_fixes():
     src = (CASES / "lightning_noise_in_step" / "module.py").read_text()
     (d,) = analyze(src).diagnostics
     assert "device=clean.device" in apply_edits(src, d.fix.edits)
+
+
+def test_torch_tables_are_what_the_installed_torch_gives():
+    """The torch part of frameworks.json is re-derived from the installed torch (the wheel scans need
+    downloads: `make knowledge-check` covers them)."""
+    import sys
+
+    sys.path.insert(0, str(KNOWLEDGE.parents[3] / "tools"))
+    try:
+        from knowledge import frameworks
+    finally:
+        sys.path.pop(0)
+    data = json.loads(KNOWLEDGE.read_text())
+    fresh = json.loads(json.dumps(frameworks.torch_tables()))
+    for key in ("distributions", "generators", "cpu_lengths", "trace"):
+        assert fresh[key] == data[key], key
