@@ -60,7 +60,10 @@ def _distributions() -> dict:
         meta = torch.ones(2, device="meta")
         follows = D.Normal(meta, meta, validate_args=False).sample().device.type == "meta"
         numbers_cpu = D.Normal(0.0, 1.0).sample((2,)).device.type == "cpu"
-    return {"classes": out, "value_methods": sorted(value), "sample_methods": sorted(shaped),
+    # functions of two distributions (kl_divergence(p, q)): they combine both one's parameters
+    pairs = sorted(n for n in D.__all__ if inspect.isfunction(getattr(D, n))
+                   and list(inspect.signature(getattr(D, n)).parameters)[:2] == ["p", "q"])
+    return {"classes": out, "pair_functions": pairs, "value_methods": sorted(value), "sample_methods": sorted(shaped),
             "nullary_tensor_methods": sorted(set(nullary) & {"entropy", "perplexity", "enumerate_support"}),
             "tensor_properties": sorted(tensor_props),
             "evidence": {"results_follow_parameters": follows, "python_numbers_make_cpu_parameters": numbers_cpu}}

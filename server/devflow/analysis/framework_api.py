@@ -13,6 +13,7 @@ VERSIONS = _F["_header"]["versions"]
 # torch.distributions: class name -> {"signature": constructor arguments, "params": those that are
 # parameters (tensors the distribution keeps; its results are on their device)}.
 DISTRIBUTIONS = _F["distributions"]["classes"]
+DIST_PAIR_FUNCTIONS = frozenset(_F["distributions"]["pair_functions"])  # kl_divergence(p, q)
 DIST_VALUE_METHODS = frozenset(_F["distributions"]["value_methods"])  # log_prob(value), cdf, icdf
 DIST_SAMPLE_METHODS = frozenset(_F["distributions"]["sample_methods"])  # sample(sample_shape), rsample
 DIST_TENSOR_METHODS = frozenset(_F["distributions"]["nullary_tensor_methods"])  # entropy() ...

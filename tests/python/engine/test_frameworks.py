@@ -90,3 +90,25 @@ def test_torch_tables_are_what_the_installed_torch_gives():
     fresh = json.loads(json.dumps(frameworks.torch_tables()))
     for key in ("distributions", "generators", "cpu_lengths", "trace"):
         assert fresh[key] == data[key], key
+
+
+def test_transformers_own_processors_are_clean(tmp_path):
+    """Precision on real code: transformers' own logits processors and stopping criteria (from the pinned
+    wheel `make knowledge` downloads), seen as a user's subclasses of the generate() callback bases, build
+    their tensors on `scores.device` / `input_ids.device`: no finding, and their inputs are on that device."""
+    import zipfile
+
+    wheels = sorted((KNOWLEDGE.parents[3] / ".cache" / "knowledge").glob(f"transformers-{F.VERSIONS['transformers'][0]}-*.whl"))
+    if not wheels:
+        pytest.skip("the transformers wheel is downloaded by `make knowledge`")
+    seen = 0
+    with zipfile.ZipFile(wheels[0]) as z:
+        for mod, base in (("logits_process", "LogitsProcessor"), ("stopping_criteria", "StoppingCriteria")):
+            src = z.read(f"transformers/generation/{mod}.py").decode()
+            src = src.replace(f"class {base}:", "class _Base:").replace(f"class {base}(ABC):", "class _Base(ABC):")
+            path = tmp_path / f"{mod}.py"
+            path.write_text(f"from transformers import {base}\n" + src)
+            result = check_path(str(path))
+            assert result.diagnostics == [] and not result.rule_errors
+            seen += sum(h.device in ("`scores.device`", "`input_ids.device`") for h in result.hints)
+    assert seen > 100

@@ -35,6 +35,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing):
             return None
         if rest.startswith("distributions.") and last in F.DISTRIBUTIONS:
             return self.new_distribution(node, last, args, kwargs, frame)
+        if rest.startswith("distributions.") and last in F.DIST_PAIR_FUNCTIONS:
+            return self.distribution_pair(node, args, frame)
         if rest in F.CPU_LENGTHS:
             return self.pack_call(node, rest, args, kwargs, frame)
         if rest in F.TRACE_FUNCTIONS:

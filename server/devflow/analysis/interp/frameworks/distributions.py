@@ -49,6 +49,17 @@ class Distributions:
             obj.attrs[p] = Val("tensor", dev, org, scalar=scalar)
         return Val("obj", obj=obj)
 
+    def distribution_pair(self, node, args, frame) -> Val:
+        """`kl_divergence(p, q)`: computed from both distributions' parameters."""
+        own = [(Val("tensor", a.obj.dev, a.obj.origin, scalar=getattr(a.obj, "scalar", False)), self.text(n))
+               for a, n in zip(args[:2], node.args[:2]) if a.kind == "obj" and a.obj is not None and a.obj.kind == "distribution"
+               and a.obj.dev is not None and a.obj.dev.known]
+        if len(own) < 2:
+            return UNKNOWN
+        if self.check_mix(node, own, frame):
+            return UNKNOWN
+        return self.result_of([v for v, _ in own])
+
     def distribution_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:
         obj = r.obj
         dev, org, scalar = obj.dev, obj.origin, getattr(obj, "scalar", False)
