@@ -92,6 +92,7 @@ class Driver:
             # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
             entry = owner is None and calls.get(fn.name, 0) <= 1 and not fn.decorator_list
             self.run_standalone(fn, owner, follow=entry)
+        self.run_inherited_hooks()
 
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
         self.standalone = not follow  # callees get their own pass: do not follow calls from here

@@ -80,6 +80,18 @@ class Entries:
                                      batch=COLLATED, text=p.arg)
         return args
 
+    def run_inherited_hooks(self) -> None:
+        """A LightningModule that inherits its step hooks from a base class of the same file: the hooks
+        run again with `self` this class (its own forward, layers and helpers)."""
+        hooks = F.LIGHTNING_AFTER_TRANSFER | F.LIGHTNING_BEFORE_TRANSFER
+        for info in self.index.all_classes:
+            if self.budget <= 0 or not info.is_module or not info.base_infos or not _is_lightning(info):
+                continue
+            for hook in sorted(hooks):
+                found = info.method(hook) if hook not in info.methods else None
+                if found is not None and found[1].home is info.home:
+                    self.run_standalone(found[0], info)
+
     def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
         """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's
         device; a project override of the transfer hook gives what it returns for the loader's batch."""
