@@ -154,7 +154,7 @@ def lightning(wheel: Path) -> dict:
     it; the loops that call both then run the step hooks named in them: those see the moved batch.
     """
     module_methods: dict[str, list[str]] = {}
-    hooks_with_batch = set()
+    hooks_with_batch: dict[str, int] = {}  # hook -> position of the batch among its arguments (after self)
     before, transfer, after = [], "", []
     loop_hooks, loop_names = set(), set()
     for name, tree in _trees(wheel, "lightning/pytorch/"):
@@ -164,8 +164,10 @@ def lightning(wheel: Path) -> dict:
                     if isinstance(f, ast.FunctionDef):
                         a = [x.arg for x in f.args.args]
                         module_methods.setdefault(cls.name, []).append(f.name)
-                        if "batch" in a or (f.name.endswith("_step") and f.args.vararg is not None and f.name != "optimizer_step"):
-                            hooks_with_batch.add(f.name)
+                        if "batch" in a:
+                            hooks_with_batch[f.name] = a.index("batch") - 1
+                        elif f.name.endswith("_step") and f.args.vararg is not None:  # training_step(*args): the batch first
+                            hooks_with_batch[f.name] = 0
                         if f.name == "_on_before_batch_transfer":
                             before = _hook_calls(f)
                         if f.name == "_apply_batch_transfer_handler":
@@ -180,7 +182,7 @@ def lightning(wheel: Path) -> dict:
                     loop_hooks |= consts
     # the step hooks run on the batch the loop moved (training_step from the optimization loop)
     steps = {h for h in hooks_with_batch if h.endswith("_step") and h in loop_names}
-    after_all = sorted((set(after) | (loop_hooks & hooks_with_batch) | steps) - set(before) - {transfer})
+    after_all = sorted((set(after) | (loop_hooks & set(hooks_with_batch)) | steps) - set(before) - {transfer})
     exports = set()
     for name, tree in _trees(wheel, "lightning/"):
         mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
@@ -191,7 +193,8 @@ def lightning(wheel: Path) -> dict:
     # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
     exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
     return {"module_classes": sorted(set(exports)), "before_transfer": before, "transfer": transfer,
-            "after_transfer": after_all}
+            "after_transfer": after_all,
+            "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}
 
 
 def generation_callbacks(wheel: Path) -> dict:

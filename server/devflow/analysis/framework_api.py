@@ -36,6 +36,7 @@ LIGHTNING_MODULES = frozenset(_F["lightning"]["module_classes"])
 LIGHTNING_BEFORE_TRANSFER = frozenset(_F["lightning"]["before_transfer"])
 LIGHTNING_TRANSFER = _F["lightning"]["transfer"]
 LIGHTNING_AFTER_TRANSFER = frozenset(_F["lightning"]["after_transfer"])
+LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of the batch after self
 
 # transformers generate(): callback base class -> the parameters generate() calls `__call__` with
 # (the running input_ids and scores, on the model's device).

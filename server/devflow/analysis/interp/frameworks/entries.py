@@ -68,7 +68,7 @@ class Entries:
         obj.dev = dev
         obj.moved = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
         self._lightning_layers(owner, obj, dev)
-        batch_at = next((i for i, p in enumerate(params) if p.arg == "batch"), 0 if name.endswith("_step") else None)
+        batch_at = F.LIGHTNING_BATCH_POSITION.get(name)
         args = [UNKNOWN] * len(params)
         if batch_at is not None and batch_at < len(params):
             p = params[batch_at]
