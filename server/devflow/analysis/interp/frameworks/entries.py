@@ -55,11 +55,8 @@ class Entries:
             base = _generation_base(owner)
             if base is None:
                 return None
-            passed = F.GENERATION_CALLBACKS[base]["params"]
-            # one device for all of them; each named after its own parameter, for fixes (`device=scores.device`)
-            return [Val("tensor", Dev("sym", key=("generate-device", owner.name, p.arg), text=f"{p.arg}.device", accel=True),
-                        Origin(span_of(p), "passed by generate() on the model's device"), text=p.arg)
-                    if i < len(passed) else UNKNOWN for i, p in enumerate(params)]
+            self._run_init(owner, self_val)  # what __init__ stores on self (a mask built on the cpu ...)
+            return self._generate_args(base, fn)
         if not (name in F.LIGHTNING_AFTER_TRANSFER or name in F.LIGHTNING_BEFORE_TRANSFER or name == F.LIGHTNING_TRANSFER) \
                 or not owner.is_module or not _is_lightning(owner):
             return None
@@ -79,6 +76,38 @@ class Entries:
                                                                        f"it to the module's device", "batch"),
                                      batch=COLLATED, text=p.arg)
         return args
+
+    def _generate_args(self, base: str, fn) -> list:
+        """The tensors generate() passes to a callback's `__call__`: all on the model's device."""
+        owner_key = id(fn)
+        params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        passed = F.GENERATION_CALLBACKS[base]["params"]
+        # one device for all of them; each named after its own parameter, for fixes (`device=scores.device`)
+        return [Val("tensor", Dev("sym", key=("generate-device", owner_key, p.arg), text=f"{p.arg}.device", accel=True),
+                    Origin(span_of(p), "passed by generate() on the model's device"), text=p.arg)
+                if i < len(passed) else UNKNOWN for i, p in enumerate(params)]
+
+    def _run_init(self, owner, self_val) -> None:
+        found = owner.method("__init__")
+        if found is None:
+            return
+        fn, cls = found
+        n = len(fn.args.posonlyargs + fn.args.args) - 1
+        saved, self.standalone = self.standalone, False
+        try:
+            self.call_function(FuncRef(fn, None, cls, "method"), [UNKNOWN] * n, {}, self_val, None)
+        finally:
+            self.standalone = saved
+
+    def framework_instance(self, node, val: Val, info) -> None:
+        """A generate() callback built in the program: generate() will call it with the model's tensors;
+        run its `__call__` on this very instance (what its __init__ was given is known here)."""
+        base = _generation_base(info)
+        found = info.method("__call__") if base is not None else None
+        if found is None:
+            return
+        fn, cls = found
+        self.call_function(FuncRef(fn, None, cls, "method"), self._generate_args(base, fn), {}, val, node)
 
     def run_inherited_hooks(self) -> None:
         """A LightningModule that inherits its step hooks from a base class of the same file: the hooks
