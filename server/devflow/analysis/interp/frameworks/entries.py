@@ -63,8 +63,7 @@ class Entries:
         obj = self_val.obj
         dev = Dev("sym", key=("lightning-device", owner.name), text="self.device", accel=True)
         obj.dev = dev
-        obj.moved = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
-        self._lightning_layers(owner, obj, dev)
+        self._lightning_module(owner, self_val, dev, fn)
         batch_at = F.LIGHTNING_BATCH_POSITION.get(name)
         args = [UNKNOWN] * len(params)
         if batch_at is not None and batch_at < len(params):
@@ -143,6 +142,18 @@ class Entries:
             return got  # `return x.to(device), y`: each where the override left it
         return UNKNOWN
 
+    def _lightning_module(self, owner, self_val, dev: Dev, fn) -> None:
+        """`self` as the Trainer hands it to a hook: built by its __init__ (arguments unknown), then moved to
+        the module's device, so its layers, submodules and buffers are there and plain tensor attributes
+        are not (the Trainer moves with Module.to())."""
+        obj = self_val.obj
+        self._run_init(owner, self_val)
+        obj.standalone = True  # type: ignore[attr-defined]  # its placement is the symbolic one, not a run's
+        origin = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
+        self._move_rec(obj, dev, origin, self.frame, set())
+        obj.dev = dev
+        self._lightning_layers(owner, obj, dev)
+
     def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
         """torch.nn layers `self.x = nn.Linear(...)` built in __init__: on the module's device (moved by the Trainer)."""
         init = owner.method("__init__")
@@ -159,5 +170,7 @@ class Entries:
                 if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
                         and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
                         and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
-                    sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a layer of `{owner.name}`, moved by the Trainer"))
-                    obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
+                    cur = obj.attrs.get(st.targets[0].attr)
+                    if cur is None or cur.kind != "module":  # not built by the __init__ run (a branch not taken ...)
+                        sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a layer of `{owner.name}`, moved by the Trainer"))
+                        obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
