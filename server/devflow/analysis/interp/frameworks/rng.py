@@ -3,8 +3,6 @@ device with it raises "Expected a 'cuda' device type for generator but found 'cp
 
 from __future__ import annotations
 
-import ast
-
 from devflow.analysis import framework_api as F
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import concrete, definitely_differ
@@ -40,15 +38,15 @@ class Generators:
                 target, ttext = t[0].dev, f"{self.text(t[1])}.device"
             else:
                 target, ttext = self.default_dev, None
-        self.report_generator(node, g, target, ttext, "generator")
+        self.report_generator(node, g, target, ttext)
 
     def check_generator_method(self, node, t: Val, name: str, kwargs) -> None:
         """`x.normal_(generator=g)`: fills `x` where it is."""
         g = kwargs.get("generator")
         if name in F.GENERATOR_METHODS and g is not None and g.kind == "obj" and g.obj is not None and g.obj.kind == "generator":
-            self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device", "generator")
+            self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device")
 
-    def report_generator(self, node, g: Val, target, ttext: str | None, _kw: str) -> None:
+    def report_generator(self, node, g: Val, target, ttext: str | None) -> None:
         gdev = g.obj.dev
         if target is None or not target.known or not definitely_differ(gdev, target):
             return
@@ -70,7 +68,3 @@ class Generators:
                          + f" but the tensor it draws is on {target.render()}; torch raises \"Expected a "
                          f"'{target.kind if target.kind != 'sym' else 'cuda'}' device type for generator but found "
                          f"'{gdev.kind}'\"", [(org.span, org.reason)] if org else [], fix))
-
-
-def _kw_node(node: ast.Call, name: str):
-    return next((k.value for k in node.keywords if k.arg == name), None)
