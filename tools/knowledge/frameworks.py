@@ -77,7 +77,19 @@ def _generators() -> dict:
     funcs, methods = torch_tables._stubs()
     fn = sorted(n for n, os_ in funcs.items() if not n.startswith("_") and any(p == "generator" for o in os_ for p, _ in o.params))
     meth = sorted(n for n, os_ in methods.items() if not n.startswith("_") and any(p == "generator" for o in os_ for p, _ in o.params))
-    return {"functions": fn, "tensor_methods": meth, "default_device": torch.Generator().device.type}
+    # torch.utils.data's samplers / random_split / DataLoader draw their permutations with the generator
+    # they are given on the default device (torch.randperm(n, generator=g), no device=)
+    import torch.utils.data as data
+
+    samplers = []
+    for n in sorted(getattr(data, "__all__", [])):
+        try:
+            if "generator" in inspect.signature(getattr(data, n)).parameters:
+                samplers.append(f"utils.data.{n}")
+        except (TypeError, ValueError):
+            continue
+    return {"functions": fn, "tensor_methods": meth, "default_device_draws": samplers,
+            "default_device": torch.Generator().device.type}
 
 
 def _cpu_lengths() -> dict:

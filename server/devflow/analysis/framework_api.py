@@ -23,6 +23,8 @@ DIST_TENSOR_PROPERTIES = frozenset(_F["distributions"]["tensor_properties"])  # 
 GENERATOR_FUNCTIONS = frozenset(_F["generators"]["functions"])
 GENERATOR_METHODS = frozenset(_F["generators"]["tensor_methods"])
 GENERATOR_DEFAULT_DEVICE = _F["generators"]["default_device"]
+# torch.utils.data callables that draw with their generator on the default device (DataLoader, samplers ...).
+GENERATOR_DEFAULT_DRAWS = frozenset(_F["generators"]["default_device_draws"])
 
 # torch.* functions whose lengths argument must be a cpu tensor (or a list): name -> {param, position}.
 CPU_LENGTHS = _F["cpu_lengths"]

@@ -33,6 +33,10 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing):
         if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
             self.check_generator(node, rest, args, kwargs)
             return None
+        if "generator" in kwargs and rest in F.GENERATOR_DEFAULT_DRAWS and self.default_dev is not None \
+                and self.default_dev.is_cpu:  # (a cuda default device with a cpu generator is DEV601's)
+            self.report_generator(node, kwargs["generator"], self.default_dev, None)
+            return None
         if rest.startswith("distributions.") and last in F.DISTRIBUTIONS:
             return self.new_distribution(node, last, args, kwargs, frame)
         if rest.startswith("distributions.") and last in F.DIST_PAIR_FUNCTIONS:

@@ -47,6 +47,8 @@ class Generators:
             self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device")
 
     def report_generator(self, node, g: Val, target, ttext: str | None) -> None:
+        if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
+            return
         gdev = g.obj.dev
         if target is None or not target.known or not definitely_differ(gdev, target):
             return
