@@ -33,9 +33,13 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing):
         if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
             self.check_generator(node, rest, args, kwargs)
             return None
-        if "generator" in kwargs and rest in F.GENERATOR_DEFAULT_DRAWS and self.default_dev is not None \
-                and self.default_dev.is_cpu:  # (a cuda default device with a cpu generator is DEV601's)
-            self.report_generator(node, kwargs["generator"], self.default_dev, None)
+        if "generator" in kwargs and rest in F.GENERATOR_DEFAULT_DRAWS:
+            # only where the default device is never changed in the file (else DEV601's) and the generator's
+            # device is a literal one (`torch.Generator("cuda" if use_cuda else "cpu")` follows the default)
+            g = kwargs["generator"]
+            if self.default_origin is None and self.default_dev is not None and self.default_dev.is_cpu \
+                    and g.kind == "obj" and g.obj is not None and g.obj.dev is not None and g.obj.dev.kind != "sym":
+                self.report_generator(node, g, self.default_dev, None)
             return None
         if rest.startswith("distributions.") and last in F.DISTRIBUTIONS:
             return self.new_distribution(node, last, args, kwargs, frame)

@@ -69,4 +69,4 @@ class Generators:
                          f"the generator `{gtext}` is on {gdev.render()}" + (f" ({org.reason})" if org else "")
                          + f" but the tensor it draws is on {target.render()}; torch raises \"Expected a "
                          f"'{target.kind if target.kind != 'sym' else 'cuda'}' device type for generator but found "
-                         f"'{gdev.kind}'\"", [(org.span, org.reason)] if org else [], fix))
+                         f"'{gdev.kind if gdev.kind != 'sym' else 'cuda'}'\"", [(org.span, org.reason)] if org else [], fix))
