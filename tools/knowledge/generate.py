@@ -86,6 +86,21 @@ def library_knowledge(stateful: set[str]) -> dict:
     return {"_header": _header("third-party library facts (ast scan of released wheels)", versions), **libs}
 
 
+def framework_knowledge() -> dict:
+    """frameworks.json: torch.distributions / generators / rnn lengths / jit.trace from the installed
+    torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
+    import torch
+
+    from knowledge import frameworks
+
+    hf = pins.LIBRARIES["transformers"][0]
+    versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf]}
+    return {"_header": _header("framework facts (torch probed; lightning, transformers ast scan)", versions),
+            **frameworks.torch_tables(),
+            "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
+            "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf))}
+
+
 def _dump(data: dict) -> str:
     return json.dumps(data, indent=1, sort_keys=False) + "\n"
 
@@ -96,7 +111,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t = torch_knowledge()
     lib = library_knowledge(set(t["modules_with_state"]))
-    outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib)}
+    outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib), OUT / "frameworks.json": _dump(framework_knowledge())}
     stale = []
     for path, text in outputs.items():
         if args.check:

@@ -15,3 +15,5 @@ LIBRARIES = {
     "safetensors": ["0.8.0"],
     "diffusers": ["0.42.1"],
 }
+# Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
+FRAMEWORKS = {"lightning": "2.6.6"}

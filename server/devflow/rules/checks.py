@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from devflow.rules import defaults, hf, placement, resume, tensors
+from devflow.rules import defaults, frameworks, hf, placement, resume, tensors
 
-ALL_RULES = sorted(placement.RULES + tensors.RULES + resume.RULES + hf.RULES + defaults.RULES, key=lambda r: r.code)
+ALL_RULES = sorted(placement.RULES + tensors.RULES + frameworks.RULES + resume.RULES + hf.RULES + defaults.RULES, key=lambda r: r.code)

@@ -23,7 +23,7 @@ def _pins():
     return mod
 
 
-@pytest.mark.parametrize("name", ["torch.json", "libraries.json"])
+@pytest.mark.parametrize("name", ["torch.json", "libraries.json", "frameworks.json"])
 def test_files_load_with_a_header(name):
     data = json.loads((KNOWLEDGE / name).read_text())
     header = data["_header"]

@@ -18,6 +18,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `records`: SimpleNamespace and namedtuple records; CUDA is available in the analysed world.
 - `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
+- `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
 
@@ -30,6 +31,7 @@ from devflow.analysis.interp.calls import Calls
 from devflow.analysis.interp.driver import Driver
 from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
+from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
@@ -43,8 +45,8 @@ from devflow.analysis.interp.units import Units
 __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
-class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Reporting, MultiGpu, Records,
-                  Checkpoints):
+class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
+                  MultiGpu, Records, Checkpoints):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -297,6 +297,8 @@ class Calls:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
             self._dataclass_fields(info, obj, args, kwargs)
+        if not info.is_module:
+            self.framework_instance(node, val, info)  # a generate() callback: called with the model's tensors
         if not info.is_module and derives_from_optimizer(info, self.index):
             self.project_optimizer(node, obj, info, args, kwargs)
             obj.created_in = (frame, frame.stmt_stack[-1] if frame.stmt_stack else None)  # type: ignore[attr-defined]

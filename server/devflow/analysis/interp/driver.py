@@ -92,6 +92,7 @@ class Driver:
             # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
             entry = owner is None and calls.get(fn.name, 0) <= 1 and not fn.decorator_list
             self.run_standalone(fn, owner, follow=entry)
+        self.run_inherited_hooks()
 
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
         self.standalone = not follow  # callees get their own pass: do not follow calls from here
@@ -108,6 +109,9 @@ class Driver:
         args: list[Val] = []
         if owner is not None and owner.is_module and fn.name == "forward" and self_val is not None:
             args = self._module_device_inputs(fn, owner, self_val)
+        entry = self.framework_entry(fn, owner, self_val)
+        if entry is not None:  # a Lightning hook, a logits processor: called by the framework with these
+            args, self.standalone = entry, False
         kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
         self.call_function(FuncRef(fn, None, owner, kind), args, {}, self_val, None, standalone=True)
 

@@ -156,6 +156,9 @@ class Library:
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
         rest = q[6:]
         last = rest.rsplit(".", 1)[-1]
+        framework = self.framework_call(node, q, args, kwargs, frame)
+        if framework is not None:
+            return framework
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]

@@ -122,6 +122,9 @@ class Modules:
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
                     self._spread.get(id(node), [])
+        if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
+            return UNKNOWN
+        arg_pairs = self.without_device_free_inputs(obj, node, arg_pairs)
         if obj is not None and obj.cls is None:
             arg_pairs += self._nested_tensors(args, node.args)  # `self.lstm(x, (h0, c0))`: every tensor goes in
         if isinstance(node.func, ast.Call):
@@ -442,6 +445,8 @@ class Modules:
         obj = r.obj
         if obj is None:
             return UNKNOWN
+        if obj.kind in ("distribution", "generator"):
+            return self.framework_obj_method(node, r, name, args, kwargs, frame)
         if obj.kind == "list" and name in ("append", "insert", "extend"):
             v = args[-1] if args else UNKNOWN
             if v.kind == "module" and v.obj is not None and isinstance(node.func.value, ast.Attribute):

@@ -165,12 +165,12 @@ class Reporting:
             fix = self._move_root_fix(self._param_roots.get(org.span), b)
         elif org is not None and org.kind == "attr":
             code, span, fix = "DEV105", org.span, self._register_buffer_fix(org.span)
-        elif org is not None and org.kind in ("factory", "legacy"):
+        elif org is not None and org.kind in ("factory", "legacy", "distribution"):
             code = "DEV201"
             fix = None
             if dev_text and org.kind == "legacy":
                 fix = FixPlan("append", org.span, text=f".to({dev_text})", title=f"Move it: append `.to({dev_text})`")
-            elif dev_text and org.span is not None:
+            elif dev_text and org.span is not None and org.kind == "factory":
                 fix = FixPlan("add_kwarg", org.span, text=dev_text, name="device",
                               title=f"Create it on the right device: add `device={dev_text}`")
             span = org.span

@@ -14,6 +14,8 @@ class Tensors:
     """Methods called on tensors."""
 
     def tensor_method(self, node, t: Val, name: str, args, kwargs, frame) -> Val:
+        if "generator" in kwargs:
+            self.check_generator_method(node, t, name, kwargs)
         if t.origin is not None and t.origin.kind == "unknown-moved" and name in _MODULE_OR_TENSOR:
             # maybe a module (`load().to(d).eval()`): the chain stays "maybe a module" on its device
             dev = t.dev

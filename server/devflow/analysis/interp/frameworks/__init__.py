@@ -1,0 +1,58 @@
+"""Frameworks users run around torch, modelled from generated knowledge (analysis/framework_api.py):
+
+- `entries`: code a framework calls for the user with tensors on the model's device: Lightning's
+  step hooks (the Trainer moved the module and the batch), transformers generate()'s logits
+  processors and stopping criteria; hooks that run before Lightning's transfer see the cpu batch.
+- `distributions`: torch.distributions objects carry the device of their parameters.
+- `rng`: a `torch.Generator` is on one device; drawing a tensor on another device with it fails.
+- `rnn`: pack_padded_sequence's lengths must be on the cpu; a module input used only on the cpu
+  (or only moved) does not meet the module's device.
+- `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph.
+"""
+
+from __future__ import annotations
+
+from devflow.analysis import framework_api as F
+from devflow.analysis.values import UNKNOWN, Val
+from devflow.analysis.interp.frameworks.distributions import Distributions
+from devflow.analysis.interp.frameworks.entries import Entries
+from devflow.analysis.interp.frameworks.rng import Generators
+from devflow.analysis.interp.frameworks.rnn import PackedSequences
+from devflow.analysis.interp.frameworks.tracing import Tracing
+
+
+class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing):
+    """The interpreter's part for framework calls and framework-driven entry points."""
+
+    def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
+        """A torch.* call a framework table decides (None: the ordinary torch call rules apply)."""
+        rest = q[6:]
+        last = rest.rsplit(".", 1)[-1]
+        if rest == "Generator":
+            return self.new_generator(node, args, kwargs)
+        if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
+            self.check_generator(node, rest, args, kwargs)
+            return None
+        if "generator" in kwargs and rest in F.GENERATOR_DEFAULT_DRAWS:
+            # only where the default device is never changed in the file (else DEV601's) and the generator's
+            # device is a literal one (`torch.Generator("cuda" if use_cuda else "cpu")` follows the default)
+            g = kwargs["generator"]
+            if self.default_origin is None and self.default_dev is not None and self.default_dev.is_cpu \
+                    and g.kind == "obj" and g.obj is not None and g.obj.dev is not None and g.obj.dev.kind != "sym":
+                self.report_generator(node, g, self.default_dev, None)
+            return None
+        if rest.startswith("distributions.") and last in F.DISTRIBUTIONS:
+            return self.new_distribution(node, last, args, kwargs, frame)
+        if rest.startswith("distributions.") and last in F.DIST_PAIR_FUNCTIONS:
+            return self.distribution_pair(node, args, frame)
+        if rest in F.CPU_LENGTHS:
+            return self.pack_call(node, rest, args, kwargs, frame)
+        if rest in F.TRACE_FUNCTIONS:
+            return self.trace_call(node, args, kwargs)
+        return None
+
+    def framework_obj_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:
+        if r.obj.kind == "generator":
+            # manual_seed() returns the generator itself: `torch.Generator().manual_seed(0)`
+            return r if name == "manual_seed" else UNKNOWN
+        return self.distribution_method(node, r, name, args, kwargs, frame)

@@ -1,0 +1,176 @@
+"""Code a framework calls for the user, run on its own with the arguments the framework passes.
+
+- Lightning: the Trainer moves the LightningModule and, before the step hooks, each batch to the
+  module's device (`self.device`); `on_before_batch_transfer` (and `transfer_batch_to_device`)
+  still see the loader's cpu batch.
+- transformers generate(): logits processors and stopping criteria are called with the running
+  `input_ids` and `scores`, on the model's device.
+A tensor such a hook builds without device= and combines with those is reported where it is built.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import framework_api as F
+from devflow.analysis import torch_api as T
+from devflow.analysis.index import FileIndex
+from devflow.analysis.lattice import CPU, Dev
+from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import FuncRef, span_of
+
+
+def _bases(info, seen=None):
+    """Qualified names of a class's bases, through its same-file / project base classes."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return []
+    seen.add(id(info))
+    index = info.home
+    out = [index.qualify(b) if index is not None else b for b in info.bases]
+    for b in info.base_infos:
+        out += _bases(b, seen)
+    return out
+
+
+def _generation_base(info) -> str | None:
+    for q in _bases(info):
+        if q.startswith("transformers.") and q.rsplit(".", 1)[-1] in F.GENERATION_CALLBACKS:
+            return q.rsplit(".", 1)[-1]
+    return None
+
+
+def _is_lightning(info) -> bool:
+    return any(q in F.LIGHTNING_MODULES for q in _bases(info))
+
+
+class Entries:
+    def framework_entry(self, fn, owner, self_val) -> list | None:
+        """The arguments a framework passes to this method (None: not a framework entry point)."""
+        if owner is None or self_val is None:
+            return None
+        name = fn.name
+        params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        if name == "__call__":
+            base = _generation_base(owner)
+            if base is None:
+                return None
+            self._run_init(owner, self_val)  # what __init__ stores on self (a mask built on the cpu ...)
+            return self._generate_args(base, fn)
+        if not (name in F.LIGHTNING_AFTER_TRANSFER or name in F.LIGHTNING_BEFORE_TRANSFER or name == F.LIGHTNING_TRANSFER) \
+                or not owner.is_module or not _is_lightning(owner):
+            return None
+        obj = self_val.obj
+        dev = Dev("sym", key=("lightning-device", owner.name), text="self.device", accel=True)
+        obj.dev = dev
+        self._lightning_module(owner, self_val, dev, fn)
+        batch_at = F.LIGHTNING_BATCH_POSITION.get(name)
+        args = [UNKNOWN] * len(params)
+        if batch_at is not None and batch_at < len(params):
+            p = params[batch_at]
+            if name in F.LIGHTNING_AFTER_TRANSFER:
+                args[batch_at] = self._transferred_batch(owner, self_val, dev, p, name)
+            else:
+                args[batch_at] = Val("tensor", CPU, Origin(span_of(p), f"the batch `{name}` gets before the Trainer moves "
+                                                                       f"it to the module's device", "batch"),
+                                     batch=COLLATED, text=p.arg)
+        return args
+
+    def _generate_args(self, base: str, fn) -> list:
+        """The tensors generate() passes to a callback's `__call__`: all on the model's device."""
+        owner_key = id(fn)
+        params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        passed = F.GENERATION_CALLBACKS[base]["params"]
+        # one device for all of them; each named after its own parameter, for fixes (`device=scores.device`)
+        return [Val("tensor", Dev("sym", key=("generate-device", owner_key, p.arg), text=f"{p.arg}.device", accel=True),
+                    Origin(span_of(p), "passed by generate() on the model's device"), text=p.arg)
+                if i < len(passed) else UNKNOWN for i, p in enumerate(params)]
+
+    def _run_init(self, owner, self_val) -> None:
+        found = owner.method("__init__")
+        if found is None:
+            return
+        fn, cls = found
+        n = len(fn.args.posonlyargs + fn.args.args) - 1
+        saved, self.standalone = self.standalone, False
+        try:
+            self.call_function(FuncRef(fn, None, cls, "method"), [UNKNOWN] * n, {}, self_val, None)
+        finally:
+            self.standalone = saved
+
+    def framework_instance(self, node, val: Val, info) -> None:
+        """A generate() callback built in the program: generate() will call it with the model's tensors;
+        run its `__call__` on this very instance (what its __init__ was given is known here)."""
+        base = _generation_base(info)
+        found = info.method("__call__") if base is not None else None
+        if found is None:
+            return
+        fn, cls = found
+        self.call_function(FuncRef(fn, None, cls, "method"), self._generate_args(base, fn), {}, val, node)
+
+    def run_inherited_hooks(self) -> None:
+        """A LightningModule that inherits its step hooks from a base class of the same file: the hooks
+        run again with `self` this class (its own forward, layers and helpers)."""
+        hooks = F.LIGHTNING_AFTER_TRANSFER | F.LIGHTNING_BEFORE_TRANSFER
+        for info in self.index.all_classes:
+            if self.budget <= 0 or not info.is_module or not info.base_infos or not _is_lightning(info):
+                continue
+            for hook in sorted(hooks):
+                found = info.method(hook) if hook not in info.methods else None
+                if found is not None and found[1].home is info.home:
+                    self.run_standalone(found[0], info)
+
+    def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
+        """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's
+        device; a project override of the transfer hook gives what it returns for the loader's batch."""
+        found = owner.method(F.LIGHTNING_TRANSFER)
+        if found is None:
+            return Val("tensor", dev, Origin(span_of(p), f"the batch, moved to `self.device` by the Trainer before `{name}`"),
+                       batch=COLLATED, text=p.arg)
+        fn, cls = found
+        loader = Val("tensor", CPU, Origin(span_of(fn), "the loader's batch, before the transfer", "batch"), batch=COLLATED)
+        saved, self.standalone = self.standalone, False
+        try:
+            got = self.call_function(FuncRef(fn, None, cls, "method"), [loader, Val("device", dev), UNKNOWN][:len(fn.args.args) - 1],
+                                     {}, self_val, None)
+        finally:
+            self.standalone = saved
+        if got.kind == "tensor" and got.dev == dev:
+            return got.with_text(p.arg)
+        if got.kind == "obj" and got.obj is not None and got.obj.kind in ("tuple", "list") and got.obj.items \
+                and all(v.kind == "tensor" and v.dev is not None and v.dev.known for v in got.obj.items):
+            return got  # `return x.to(device), y`: each where the override left it
+        return UNKNOWN
+
+    def _lightning_module(self, owner, self_val, dev: Dev, fn) -> None:
+        """`self` as the Trainer hands it to a hook: built by its __init__ (arguments unknown), then moved to
+        the module's device, so its layers, submodules and buffers are there and plain tensor attributes
+        are not (the Trainer moves with Module.to())."""
+        obj = self_val.obj
+        self._run_init(owner, self_val)
+        obj.standalone = True  # type: ignore[attr-defined]  # its placement is the symbolic one, not a run's
+        origin = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
+        self._move_rec(obj, dev, origin, self.frame, set())
+        obj.dev = dev
+        self._lightning_layers(owner, obj, dev)
+
+    def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
+        """torch.nn layers `self.x = nn.Linear(...)` built in __init__: on the module's device (moved by the Trainer)."""
+        init = owner.method("__init__")
+        if init is None:
+            return
+        fn, cls = init
+        index = cls.home or self.index
+        for st in fn.body:
+            if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute) \
+                    and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == "self" \
+                    and isinstance(st.value, ast.Call):
+                q = index.qualify(FileIndex.dotted(st.value.func) or "")
+                last = q.rsplit(".", 1)[-1]
+                if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                        and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
+                        and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
+                    cur = obj.attrs.get(st.targets[0].attr)
+                    if cur is None or cur.kind != "module":  # not built by the __init__ run (a branch not taken ...)
+                        sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a layer of `{owner.name}`, moved by the Trainer"))
+                        obj.attrs[st.targets[0].attr] = Val("module", obj=sub)

@@ -1,0 +1,72 @@
+"""`torch.Generator`: a generator lives on one device; a random op that fills a tensor on another
+device with it raises "Expected a 'cuda' device type for generator but found 'cpu'"."""
+
+from __future__ import annotations
+
+from devflow.analysis import framework_api as F
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.lattice import concrete, definitely_differ
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of
+
+
+class Generators:
+    def new_generator(self, node, args, kwargs) -> Val:
+        d = kwargs.get("device", args[0] if args else None)
+        if d is None or d.kind == "const" and d.const is None:
+            dev = concrete(F.GENERATOR_DEFAULT_DEVICE)
+            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "generator")
+        else:
+            dev = self._as_device(d)
+            org = Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}")
+        if dev is None or not dev.known:
+            return UNKNOWN
+        return Val("obj", obj=Obj("generator", qual="torch.Generator", dev=dev, origin=org))
+
+    def check_generator(self, node, rest: str, args, kwargs) -> None:
+        """`torch.randn(..., device=d, generator=g)`: the tensor drawn is on `d` (or on the device of
+        the tensor argument: `torch.normal(mean, std, generator=g)`, `torch.multinomial(p, n, ...)`)."""
+        g = kwargs["generator"]
+        if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
+            return
+        d = kwargs.get("device")
+        if d is not None and not (d.kind == "const" and d.const is None):
+            target, ttext = self._as_device(d), self.text(next(k.value for k in node.keywords if k.arg == "device"))
+        else:
+            t = next(((v, a) for v, a in zip(args, node.args) if v.kind == "tensor"), None)
+            if t is not None:
+                target, ttext = t[0].dev, f"{self.text(t[1])}.device"
+            else:
+                target, ttext = self.default_dev, None
+        self.report_generator(node, g, target, ttext)
+
+    def check_generator_method(self, node, t: Val, name: str, kwargs) -> None:
+        """`x.normal_(generator=g)`: fills `x` where it is."""
+        g = kwargs.get("generator")
+        if name in F.GENERATOR_METHODS and g is not None and g.kind == "obj" and g.obj is not None and g.obj.kind == "generator":
+            self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device")
+
+    def report_generator(self, node, g: Val, target, ttext: str | None) -> None:
+        if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
+            return
+        gdev = g.obj.dev
+        if target is None or not target.known or not definitely_differ(gdev, target):
+            return
+        key = ("generator", span_of(node))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        org = g.obj.origin
+        gtext = self.text(next(k.value for k in node.keywords if k.arg == "generator"))
+        fix = None
+        src = org.span if org is not None else None
+        dev_text = ttext if ttext and self._available(ttext, self.frame, org.span.line if org else node.lineno) \
+            else target.source_text() if target.kind != "sym" else None
+        if org is not None and org.kind == "generator" and dev_text and self.scope_of(org.span.line) is self.scope_of(node.lineno):
+            fix = FixPlan("add_kwarg", src, text=dev_text, name="device",
+                          title=f"Create the generator on the device it draws for: add `device={dev_text}`")
+        self.add(Finding("DEV205", span_of(node),
+                         f"the generator `{gtext}` is on {gdev.render()}" + (f" ({org.reason})" if org else "")
+                         + f" but the tensor it draws is on {target.render()}; torch raises \"Expected a "
+                         f"'{target.kind if target.kind != 'sym' else 'cuda'}' device type for generator but found "
+                         f"'{gdev.kind if gdev.kind != 'sym' else 'cuda'}'\"", [(org.span, org.reason)] if org else [], fix))

@@ -1,0 +1,112 @@
+"""Packed sequences: `pack_padded_sequence(x, lengths)` wants `lengths` on the cpu (a cpu tensor or a
+list) whatever the device of `x`; a cuda `lengths` raises "'lengths' argument should be a 1D CPU int64
+tensor". Also: a module input that forward() only moves or reads as metadata (`lengths.cpu()`,
+`lengths.tolist()`, the lengths of a pack) never meets the module's device."""
+
+from __future__ import annotations
+
+import ast
+
+from devflow.analysis import framework_api as F
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.index import FileIndex
+from devflow.analysis.lattice import CPU, definitely_differ
+from devflow.analysis.values import UNKNOWN, Val
+from devflow.analysis.interp.frames import span_of
+
+# Uses of an input that do not combine it with another tensor: moves, and metadata reads.
+_DEVICE_FREE_ATTRS = frozenset({"to", "cpu", "cuda", "tolist", "item", "numpy", "size", "shape", "dim", "ndim",
+                                "numel", "device", "dtype", "__len__"})
+
+
+class PackedSequences:
+    def pack_call(self, node, rest: str, args, kwargs, frame) -> Val:
+        spec = F.CPU_LENGTHS[rest]
+        pos, name = spec["position"], spec["param"]
+        if pos < len(args):
+            v, a = args[pos], node.args[pos] if pos < len(node.args) else None
+        else:
+            v, a = kwargs.get(name), next((k.value for k in node.keywords if k.arg == name), None)
+        if v is None or a is None or v.kind != "tensor" or v.dev is None or not v.dev.known \
+                or not definitely_differ(CPU, v.dev):
+            return UNKNOWN
+        key = ("lengths", span_of(a))
+        if key in self.mix_origins:
+            return UNKNOWN
+        self.mix_origins.add(key)
+        atext = self.text(a)
+        fix = FixPlan("append", span_of(a), text=".cpu()", title=f"Pass the lengths on the cpu: `{atext}.cpu()`") \
+            if isinstance(a, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)) else None
+        related = [(v.origin.span, v.origin.reason)] if v.origin else []
+        self.add(Finding("DEV206", span_of(a),
+                         f"`{atext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else "")
+                         + f" but `{rest.rsplit('.', 1)[-1]}` needs its `{name}` on the cpu: torch raises \"'lengths' "
+                         f"argument should be a 1D CPU int64 tensor\"", related, fix))
+        return UNKNOWN
+
+    def without_device_free_inputs(self, obj, node, arg_pairs: list) -> list:
+        """Drop the inputs of a project module that its forward() never combines with a tensor."""
+        if obj is None or obj.cls is None or any(isinstance(a, ast.Starred) for a in node.args):
+            return arg_pairs
+        found = obj.cls.method("forward")
+        if found is None:
+            return arg_pairs
+        free = self._device_free_params(found[0])
+        if not free:
+            return arg_pairs
+        params = [p.arg for p in found[0].args.posonlyargs + found[0].args.args][1:]
+        out = []
+        for i, (v, t) in enumerate(arg_pairs):
+            p = params[i] if i < len(node.args) and i < len(params) else t
+            if p not in free:
+                out.append((v, t))
+        return out
+
+    def _device_free_params(self, fn) -> frozenset:
+        key = ("device-free", id(fn))
+        hit = self.builds_modules_cache.get(key)
+        if hit is not None:
+            return hit
+        a = fn.args
+        names = {p.arg for p in (a.posonlyargs + a.args)[1:] + a.kwonlyargs}
+        parents, uses = {}, {n: [] for n in names}
+        for p in ast.walk(fn):
+            for c in ast.iter_child_nodes(p):
+                parents[id(c)] = p
+                if isinstance(c, ast.Name) and c.id in names:
+                    uses[c.id].append(c)
+        stored = {t.id for st in ast.walk(fn) if isinstance(st, (ast.Assign, ast.AugAssign, ast.AnnAssign))
+                  for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
+        free = set()
+        for name, us in uses.items():
+            if name in stored or not any(isinstance(u.ctx, ast.Load) for u in us):
+                continue
+            if all(self._device_free_use(u, parents) for u in us if isinstance(u.ctx, ast.Load)):
+                free.add(name)
+        hit = self.builds_modules_cache[key] = frozenset(free)
+        return hit
+
+    def _device_free_use(self, u: ast.Name, parents: dict) -> bool:
+        p = parents.get(id(u))
+        if isinstance(p, ast.Attribute) and p.attr in _DEVICE_FREE_ATTRS:
+            call = parents.get(id(p))
+            if p.attr != "to":
+                return True
+            # `.to(device)` moves it; `.to(torch.long)` keeps it where it is
+            return isinstance(call, ast.Call) and call.func is p and (
+                any(k.arg == "device" for k in call.keywords) or any(
+                    isinstance(a, ast.Constant) and isinstance(a.value, str) or "device" in ast.unparse(a).lower()
+                    for a in call.args[:1]))
+        if isinstance(p, ast.Call) and u in p.args and isinstance(p.func, ast.Name) and p.func.id == "len":
+            return True
+        if isinstance(p, ast.keyword):
+            p, kw = parents.get(id(p)), p.arg
+        else:
+            kw = None
+        if isinstance(p, ast.Call):
+            q = self.index.qualify(FileIndex.dotted(p.func) or "")
+            spec = F.CPU_LENGTHS.get(q[6:]) if q.startswith("torch.") else None
+            if spec is not None and (kw == spec["param"] or (kw is None and spec["position"] < len(p.args)
+                                                              and p.args[spec["position"]] is u)):
+                return True
+        return False
