@@ -246,7 +246,7 @@ import torch.nn.functional as F
 from data.collate import with_mask
 from data.loader import make_loader
 from data.transforms import jitter, normalize
-from models import Net
+from models.net import Net
 from utils.checkpoint import save
 from utils.config import Config
 from utils.device import get_device, to_device

@@ -152,6 +152,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, roots=
         result.rule_errors.append(f"interpreter: {type(e).__name__}: {e}")
     finally:
         sys.setrecursionlimit(old_limit)
+    result.depends_on = tuple(project.files) if project is not None else ()
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)

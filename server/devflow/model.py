@@ -110,3 +110,6 @@ class FileResult:
     rule_errors: list[str] = field(default_factory=list)
     # The analysis stopped at the caller's deadline: the diagnostics cover part of the file only.
     partial: bool = False
+    # The project files the analysis read (absolute paths): a change to one of them can change
+    # this result (an editor re-checks the file then).
+    depends_on: tuple[str, ...] = ()

@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, workspace_check
+from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, program_sync, workspace_check
 from devflow.lsp.settings import from_client
 
 log = logging.getLogger("devflow.lsp")
@@ -49,6 +49,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
                         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                         register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
                             types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                            types.FileSystemWatcher(glob_pattern="**/*.py"),  # project files others import
                         ]),
                     )
                 ]))
@@ -77,11 +78,13 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
         if ls.is_python_document(params.text_document.uri):
+            program_sync.opened(ls, params.text_document.uri)
             ls.on_edit(params.text_document.uri, "open")
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         if ls.is_python_document(params.text_document.uri):
+            program_sync.changed(ls, params.text_document.uri)
             ls.on_edit(params.text_document.uri, "change")
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -98,6 +101,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         ls.scheduler.forget(uri)
         if not ls.pull_mode:
             ls.clear(uri)
+        program_sync.closed(ls, uri)
 
     # -- notebooks ------------------------------------------------------------------------------
     @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -184,6 +188,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
         if any(unquote(c.uri).endswith("pyproject.toml") for c in params.changes):
             config_files_changed()
+        program_sync.changed_on_disk(ls, [c.uri for c in params.changes if unquote(c.uri).endswith(".py")])
 
     # -- commands -------------------------------------------------------------------------------
     @ls.command(CHECK_WORKSPACE)

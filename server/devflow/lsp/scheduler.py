@@ -31,6 +31,10 @@ class _State:
     running: asyncio.Future | None = None
     rerun: bool = False
     cache: Analysis | None = None
+    # Bumped when a file this target's analysis read has changed (`stale`): a run started before
+    # that is dropped like a superseded version, although the target's own version is the same.
+    inputs: int = 0
+    depends_on: tuple[str, ...] = ()  # the project files its last published analysis read
 
 
 class Scheduler:
@@ -80,6 +84,18 @@ class Scheduler:
     def invalidate(self) -> None:
         self.generation += 1
 
+    def depends_on(self, target: str) -> tuple[str, ...]:
+        st = self._states.get(target)
+        return st.depends_on if st is not None else ()
+
+    def stale(self, target: str) -> None:
+        """A file `target`'s analysis read has changed: its result is no longer current (pulls and
+        hovers compute it again; a run in flight is dropped). The caller schedules the re-check."""
+        st = self._states.get(target)
+        if st is not None:
+            st.inputs += 1
+            st.cache = None
+
     def forget(self, target: str) -> None:
         st = self._states.pop(target, None)
         if st and st.timer:
@@ -97,9 +113,10 @@ class Scheduler:
             return
         loop = asyncio.get_running_loop()
         st.running = loop.run_in_executor(self._executor, self._run, snapshot, self.generation)
-        st.running.add_done_callback(lambda fut: self._done(target, st, fut))
+        inputs = st.inputs
+        st.running.add_done_callback(lambda fut: self._done(target, st, fut, inputs))
 
-    def _done(self, target: str, st: _State, fut: asyncio.Future) -> None:
+    def _done(self, target: str, st: _State, fut: asyncio.Future, inputs: int = 0) -> None:
         st.running = None
         try:
             analysis = fut.result()
@@ -108,8 +125,12 @@ class Scheduler:
             return
         if self._states.get(target) is not st:  # closed (and maybe reopened) since the run began
             log.debug("devflow: dropped a result for %s from before it was closed", target)
+        elif inputs != st.inputs:
+            log.debug("devflow: dropped a result for %s: a file it imports changed during the run", target)
+            st.rerun = True
         elif self._is_current(analysis):
             st.cache = analysis
+            st.depends_on = tuple(getattr(analysis.result, "depends_on", ()) or ())
             try:
                 self._on_result(analysis)
             except Exception:
