@@ -32,6 +32,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from devflow.analysis.index import FileIndex
@@ -91,6 +92,23 @@ def clear_cache() -> None:
         _OVERLAY.clear()
         _CURRENT.clear()
         _EPOCH[0] += 1
+
+
+@contextmanager
+def isolated():
+    """Runs inside get a program cache of their own, empty at the start (the overlays are kept);
+    the process's cache is back afterwards. For comparing results with and without the cache."""
+    global _PARSED, _DISK, _CURRENT, _BY_BASE
+    with _LOCK:
+        saved = (_PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0])
+        _PARSED, _DISK, _CURRENT, _BY_BASE = OrderedDict(), {}, {}, dict(_BY_BASE)
+        _PARSED_CHARS[0] = 0
+        _EPOCH[0] += 1
+        try:
+            yield
+        finally:
+            _PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0] = saved
+            _EPOCH[0] += 1
 
 
 def cache_stats() -> dict:
