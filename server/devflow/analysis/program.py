@@ -41,8 +41,8 @@ from devflow.lines import split_lines
 
 LINE_BASE = 10_000_000
 MAX_FILE_BYTES = 2_000_000  # a generated or vendored giant is not worth following
-MAX_CACHED = 400  # files
-MAX_CACHED_CHARS = 40_000_000  # of source text (a parsed tree and its index take ~10-20x that)
+MAX_CACHED = 4000  # files
+MAX_CACHED_CHARS = 16_000_000  # of source text: ~600 MB of trees, indexes and lines (measured ~37 bytes a char)
 
 
 @dataclass(eq=False)
