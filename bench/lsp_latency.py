@@ -284,15 +284,16 @@ def project_engine_time(root: str, source: str, runs: int = 5) -> tuple[float, f
 
     path = os.path.join(root, "train.py")
     cold, warm = [], []
+    clear = getattr(program, "clear_cache", lambda: None)  # an engine from before the program cache
     for _ in range(runs):
-        program.clear_cache()
+        clear()
         t0 = time.process_time()
         api.check_source(source, path)
         cold.append((time.process_time() - t0) * 1000)
         t0 = time.process_time()
         api.check_source(source, path)
         warm.append((time.process_time() - t0) * 1000)
-    program.clear_cache()
+    clear()
     return round(statistics.median(cold), 1), round(statistics.median(warm), 1)
 
 
