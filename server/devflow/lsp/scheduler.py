@@ -34,7 +34,7 @@ class _State:
     # Bumped when a file this target's analysis read has changed (`stale`): a run started before
     # that is dropped like a superseded version, although the target's own version is the same.
     inputs: int = 0
-    depends_on: tuple[str, ...] = ()  # the project files its last published analysis read
+    depends_on: frozenset = frozenset()  # the project files its last published analysis read
 
 
 class Scheduler:
@@ -84,9 +84,9 @@ class Scheduler:
     def invalidate(self) -> None:
         self.generation += 1
 
-    def depends_on(self, target: str) -> tuple[str, ...]:
+    def depends_on(self, target: str) -> frozenset:
         st = self._states.get(target)
-        return st.depends_on if st is not None else ()
+        return st.depends_on if st is not None else frozenset()
 
     def stale(self, target: str) -> None:
         """A file `target`'s analysis read has changed: its result is no longer current (pulls and
@@ -130,7 +130,7 @@ class Scheduler:
             st.rerun = True
         elif self._is_current(analysis):
             st.cache = analysis
-            st.depends_on = tuple(getattr(analysis.result, "depends_on", ()) or ())
+            st.depends_on = frozenset(getattr(analysis.result, "depends_on", ()) or ())
             try:
                 self._on_result(analysis)
             except Exception:
