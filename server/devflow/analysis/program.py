@@ -63,6 +63,7 @@ class ProjectFile:
 _LOCK = threading.RLock()  # an editor server runs analyses on several threads
 _PARSED: "OrderedDict[tuple[str, str], ProjectFile | None]" = OrderedDict()  # (path, digest) -> file; LRU
 _PARSED_CHARS = [0]
+_PARSED_TOTAL = [0]  # characters parsed since the process began (never goes down)
 _DISK: dict[str, tuple[tuple, str]] = {}  # path -> ((size, mtime), digest of its text; "" unreadable)
 _OVERLAY: dict[str, list] = {}  # path -> [editor text, digest or None]
 _CURRENT: dict[str, str] = {}  # path -> digest of the text runs last read
@@ -113,7 +114,8 @@ def isolated():
 
 def cache_stats() -> dict:
     with _LOCK:
-        return {"files": len(_PARSED), "chars": _PARSED_CHARS[0], "overlays": len(_OVERLAY), "epoch": _EPOCH[0]}
+        return {"files": len(_PARSED), "chars": _PARSED_CHARS[0], "parsed_total": _PARSED_TOTAL[0],
+                "overlays": len(_OVERLAY), "epoch": _EPOCH[0]}
 
 
 def unit_of_line(line: int) -> ProjectFile | None:
@@ -244,6 +246,7 @@ def load_file(path: str, module: str) -> ProjectFile | None:
             pf = _parse(path, module, text, digest) if text is not None else None
             _PARSED[key] = pf
             _PARSED_CHARS[0] += len(pf.source) if pf is not None else 0
+            _PARSED_TOTAL[0] += len(pf.source) if pf is not None else 0
             _evict()
         if pf is not None:
             _BY_BASE[pf.base // LINE_BASE] = pf  # this text is the one runs now read
