@@ -100,16 +100,26 @@ def isolated():
     """Runs inside get a program cache of their own, empty at the start (the overlays are kept);
     the process's cache is back afterwards. For comparing results with and without the cache."""
     global _PARSED, _DISK, _CURRENT, _BY_BASE
+    from devflow.analysis import importers  # it imports this module
+
     with _LOCK:
-        saved = (_PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0])
+        saved = (_PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0], importers._RUNS)
         _PARSED, _DISK, _CURRENT, _BY_BASE = OrderedDict(), {}, {}, dict(_BY_BASE)
         _PARSED_CHARS[0] = 0
+        importers._RUNS = {}
         _EPOCH[0] += 1
         try:
             yield
         finally:
-            _PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0] = saved
+            _PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0], importers._RUNS = saved
             _EPOCH[0] += 1
+
+
+def fingerprint(paths) -> tuple[str, ...]:
+    """The digests of these files' texts as a run would read them now (the editor's or the disk's):
+    a result computed from them is still valid while this is unchanged."""
+    with _LOCK:
+        return tuple(_text_of(p)[1] for p in paths)
 
 
 def cache_stats() -> dict:
