@@ -113,3 +113,6 @@ class FileResult:
     # The project files the analysis read (absolute paths): a change to one of them can change
     # this result (an editor re-checks the file then).
     depends_on: tuple[str, ...] = ()
+    # Files whose saved text this result depends on: the scripts importing this file whose runs
+    # place findings in it (and what those runs read); an editor re-checks the file when one is saved.
+    depends_on_saved: tuple[str, ...] = ()

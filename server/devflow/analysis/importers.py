@@ -91,11 +91,15 @@ def _scripts_in(root: str) -> list:
     return found
 
 
-def findings_from_importers(path: str | None, source: str, project: Project | None) -> list[Finding]:
-    """Findings inside `path` (whose text on disk is `source`) made by runs of its importers."""
+def findings_from_importers(path: str | None, source: str, project: Project | None,
+                            inputs: list[str] | None = None) -> list[Finding]:
+    """Findings inside `path` (whose text on disk is `source`) made by runs of its importers.
+    `inputs` gets the files (saved text) these findings come from: the importers and what they read."""
     if not path or project is None or not os.path.isfile(path):
         return []
     importers = importers_of(path, project)
+    if inputs is not None:
+        inputs.extend(importers)
     if not importers:
         return []
     try:
@@ -109,6 +113,8 @@ def findings_from_importers(path: str | None, source: str, project: Project | No
     out: list[Finding] = []
     for imp in importers:
         out.extend(_exports(imp).get(k, []))
+        if inputs is not None and imp in _RUNS:
+            inputs.extend(_RUNS[imp][1])
     return out
 
 

@@ -94,6 +94,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
             config_files_changed()
         elif ls.is_python_document(uri):
             ls.on_edit(uri, "save")
+            program_sync.saved(ls, uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:

@@ -5,7 +5,9 @@ text (`analysis.program.set_overlay`), as pyright's program reads open buffers. 
 says which project files it read (`FileResult.depends_on`): when one of them is edited, closed
 (its text goes back to the disk's) or changes on disk, every open file whose last analysis read
 it is checked again (its own text unchanged), and its new diagnostics are published (push), or the
-client is asked to pull again (pull diagnostics).
+client is asked to pull again (pull diagnostics). Findings that the scripts importing a file
+place in it come from runs of their saved text (`FileResult.depends_on_saved`): such a file is
+checked again when one of those scripts is saved or changes on disk, not at each keystroke.
 """
 
 from __future__ import annotations
@@ -55,19 +57,27 @@ def closed(ls, uri: str) -> None:
     recheck_dependents(ls, path, uri)
 
 
+def saved(ls, uri: str) -> None:
+    """Saved: files that read its saved text (the scripts importing a file run from the disk) change."""
+    path = _path(uri)
+    if path is not None:
+        recheck_dependents(ls, path, uri, saved=True)
+
+
 def changed_on_disk(ls, uris: list[str]) -> None:
     """Files changed, created or deleted on disk (the client's file watcher). An open document
-    keeps its editor text, so only files that are not open matter."""
+    keeps its editor text for imports; what reads saved text sees the change."""
     for uri in uris:
         path = _path(uri)
-        if path is not None and unquote(uri) not in ls.workspace.text_documents:
-            recheck_dependents(ls, path, uri)
+        if path is not None:
+            recheck_dependents(ls, path, uri, saved=True, imports=unquote(uri) not in ls.workspace.text_documents)
 
 
-def recheck_dependents(ls, path: str, uri: str) -> None:
-    """Check again every open target (other than `uri`'s) whose last analysis read `path`."""
+def recheck_dependents(ls, path: str, uri: str, saved: bool = False, imports: bool = True) -> None:
+    """Check again every open target (other than `uri`'s) whose last analysis read `path`: as an
+    import (`imports`), or its saved text (`saved`)."""
     me = ls.target_of(uri) if unquote(uri) in ls.workspace.text_documents else uri
-    due = [t for t in ls.open_targets() if t != me and path in ls.scheduler.depends_on(t)]
+    due = [t for t in ls.open_targets() if t != me and ls.scheduler.reads(t, path, imports, saved)]
     if not due:
         return
     log.debug("devflow: %s changed; checking its dependents again: %s", path, ", ".join(due))

@@ -35,6 +35,7 @@ class _State:
     # that is dropped like a superseded version, although the target's own version is the same.
     inputs: int = 0
     depends_on: frozenset = frozenset()  # the project files its last published analysis read
+    depends_on_saved: frozenset = frozenset()  # files whose saved text it read (importers' runs)
 
 
 class Scheduler:
@@ -84,9 +85,13 @@ class Scheduler:
     def invalidate(self) -> None:
         self.generation += 1
 
-    def depends_on(self, target: str) -> frozenset:
+    def reads(self, target: str, path: str, imports: bool = True, saved: bool = False) -> bool:
+        """Whether `target`'s last analysis read `path`: as an imported project file (its editor or
+        disk text), or its saved text (the runs of scripts that import `target`)."""
         st = self._states.get(target)
-        return st.depends_on if st is not None else frozenset()
+        if st is None:
+            return False
+        return (imports and path in st.depends_on) or (saved and path in st.depends_on_saved)
 
     def stale(self, target: str) -> None:
         """A file `target`'s analysis read has changed: its result is no longer current (pulls and
@@ -131,6 +136,7 @@ class Scheduler:
         elif self._is_current(analysis):
             st.cache = analysis
             st.depends_on = frozenset(getattr(analysis.result, "depends_on", ()) or ())
+            st.depends_on_saved = frozenset(getattr(analysis.result, "depends_on_saved", ()) or ())
             try:
                 self._on_result(analysis)
             except Exception:

@@ -101,3 +101,27 @@ async def test_pulled_diagnostics_follow_an_edited_import(start, tmp_path):
     s.replace_all(config, device_edit(files["utils/config.py"], "cpu"))
     await s.diagnostics(config)  # the edit is processed before the next pull
     assert await s.diagnostics(train) == []
+
+
+async def test_saving_a_script_rechecks_the_files_it_places_findings_in(start, tmp_path):
+    """data/collate.py gets its DEV201 from runs of train.py's saved text: an unsaved edit of
+    train.py leaves it alone, the save re-checks it."""
+    files = write_project(str(tmp_path), entry_lines=300)
+    s = await start(profile="visual-studio-code", root=tmp_path)
+    train, collate = (tmp_path / "train.py").as_uri(), (tmp_path / "data/collate.py").as_uri()
+    s.open(collate, files["data/collate.py"])
+    assert _codes(await s.wait_published(collate, lambda p: True)) == ["DEV201"]
+    s.open(train, files["train.py"])
+    await s.wait_published(train, lambda p: True)
+    new = files["train.py"].replace("        print(with_mask(x).sum())\n", "        print(x.sum())\n")
+    assert new != files["train.py"]
+    n = len(s.published)
+    s.replace_all(train, new)
+    await s.diagnostics(train)
+    await asyncio.sleep(0.5)
+    assert not any(p.uri == collate for p in s.published[n:])
+    (tmp_path / "train.py").write_text(new)
+    n = len(s.published)
+    s.client.text_document_did_save(types.DidSaveTextDocumentParams(types.TextDocumentIdentifier(train)))
+    p = await _next_publish(s, collate, n)
+    assert _codes(p) == []
