@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/throughput.py [--packages transformers==5.23.0 ...] [--max-files N]
                                          [--libcst-lines N] [--top N] [--json FILE]
+                                         [--project] [--wheels DIR]
 
 Downloads (`pip download --no-deps`) the wheels of transformers, diffusers, timm, peft and
 accelerate into .cache/bench (git-ignored), unpacks their .py files, then, in this one process
@@ -15,7 +16,15 @@ accelerate into .cache/bench (git-ignored), unpacks their .py files, then, in th
 - `libcst.parse_module`                    -> on a sample of files when the whole set would take
                                               too long (`--libcst-lines`, said in the output);
 - and counts the engine's diagnostics      -> per 100 KLOC (target <= 1), with the full list so
-                                              that each one can be inspected.
+                                              that each one can be inspected;
+- `--project`: each package checked as a project -> lines/s per core with every file's imports of
+  (its imports of the package's own modules            its package resolved (roots = the unpacked wheel),
+  resolved, parsed once per process by the program     the program cache shared by the whole run as in
+  cache), its diagnostics listed as above              `devflow check` or the editor; next to the
+                                                       per-file figure above.
+
+`--wheels DIR`: a folder that already holds the pinned wheels (e.g. another checkout's
+.cache/bench/wheels): they are copied from there instead of downloaded.
 
 The wheel versions are pinned so that figures and findings stay comparable between runs;
 `--packages` overrides them. Nothing here is a test: it prints figures and never fails on them.
@@ -50,16 +59,26 @@ CLOCK = time.process_time
 sys.path.insert(0, str(ROOT / "server"))
 
 
-def download(packages: list[str]) -> list[Path]:
-    """The wheels of `packages` in CACHE/wheels, downloaded once."""
+def download(packages: list[str], local: Path | None = None) -> list[Path]:
+    """The wheels of `packages` in CACHE/wheels, copied from `local` or downloaded, once."""
     wheels_dir = CACHE / "wheels"
     wheels_dir.mkdir(parents=True, exist_ok=True)
     wheels = []
     for spec in packages:
         name, _, version = spec.partition("==")
         prefix = name.replace("-", "_").lower()
-        found = [w for w in wheels_dir.glob("*.whl") if w.name.lower().startswith(prefix + "-")
-                 and (not version or w.name.split("-")[1] == version)]
+
+        def matching(folder: Path) -> list[Path]:
+            return [w for w in folder.glob("*.whl") if w.name.lower().startswith(prefix + "-")
+                    and (not version or w.name.split("-")[1] == version)]
+
+        found = matching(wheels_dir)
+        if not found and local is not None and matching(local):
+            import shutil
+
+            for w in matching(local):
+                shutil.copy2(w, wheels_dir / w.name)
+            found = matching(wheels_dir)
         if not found:
             print(f"downloading {spec} ...", file=sys.stderr)
             subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
@@ -139,6 +158,22 @@ def _ast_parse(source: str, path: str):
     return ast.parse(source, filename=path)
 
 
+def _project_pass(engine, files: list[tuple[str, str]]):
+    """Every file checked at its place in its unpacked wheel, that wheel's folder a project root:
+    `from ..modeling_utils import PreTrainedModel` and `import transformers.utils` resolve to the
+    package's files (parsed once per process by the program cache, as in one `devflow check` run)."""
+    from devflow.analysis import program
+
+    program.clear_cache()
+    src = CACHE / "src"
+
+    def as_project(source: str, path: str):
+        where = src / path
+        return engine.analyze(source, str(where), roots=(str(src / Path(path).parts[0]),))
+
+    return timed(as_project, files, keep=True, label="project mode")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--packages", nargs="+", default=DEFAULT_PACKAGES)
@@ -151,6 +186,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--wall", action="store_true", help="time with the wall clock instead of CPU time")
     ap.add_argument("--no-cli", dest="cli", action="store_false",
                     help="skip the second engine pass as `devflow check` runs it (noqa, config, gc paused)")
+    ap.add_argument("--project", action="store_true",
+                    help="also check each package as a project (imports of its own modules resolved)")
+    ap.add_argument("--wheels", type=Path, default=None, help="copy the pinned wheels from this folder")
     args = ap.parse_args(argv)
     global CLOCK
     if args.wall:
@@ -158,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from devflow import engine  # after sys.path: the checkout's engine, even without an install
 
-    roots = [unpack(w) for w in download(args.packages)]
+    roots = [unpack(w) for w in download(args.packages, args.wheels)]
     files = load_sources(roots, args.max_files)
     lines = sum(count_lines(s) for _, s in files)
     print(f"corpus: {len(files)} files, {lines:,} lines from {', '.join(args.packages)}")
@@ -177,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
                 gc.enable()
 
         cli_s, _ = timed(as_cli, files, label="devflow check path")
+    project_s = project_runs = None
+    if args.project:
+        project_s, project_runs = _project_pass(engine, files)
     ast_s, ast_runs = timed(_ast_parse, files)
 
     import libcst
@@ -211,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         "check_lines_per_s": round(rate(lines, cli_s)) if cli_s else None,
         "diagnostics": len(diagnostics),
         "diagnostics_per_100kloc": round(len(diagnostics) / lines * 100_000, 3) if lines else 0.0,
+        "project_lines_per_s": round(rate(lines, project_s)) if project_s else None,
         "file_errors": len(file_errors),
         "rule_errors": len(rule_errors),
     }
@@ -221,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     if cli_s:
         print(f"devflow check path   {figures['check_lines_per_s']:>10,} lines/s   ({cli_s:.1f} s: check_source with "
               f"noqa + config, cyclic gc paused per file as the CLI workers do)")
+    if project_s:
+        from devflow.analysis import program
+
+        stats = program.cache_stats()
+        print(f"devflow project mode {figures['project_lines_per_s']:>10,} lines/s   ({project_s:.1f} s: each package"
+              f" as a project, its own imports resolved; program cache at the end: {stats['files']} files)")
     print(f"ast.parse            {figures['ast_lines_per_s']:>10,} lines/s   ({ast_s:.1f} s"
           f"{f', {ast_failures} files failed to parse' if ast_failures else ''})")
     sampled = "" if cst_files is files else f", on a sample of {len(cst_files)} files / {cst_lines:,} lines"
@@ -233,6 +281,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"diagnostics: {len(diagnostics)}  = {figures['diagnostics_per_100kloc']} per 100 KLOC   target <= 1")
     for path, d in sorted(diagnostics, key=lambda pd: (pd[0], pd[1].span.line)):
         print(f"  {path}:{d.span.line}:{d.span.col + 1}: {d.code} {d.message}")
+    if project_runs is not None:
+        project_diags = [(path, d) for _, path, r in project_runs if not isinstance(r, Exception) for d in r.diagnostics]
+        project_errors = [f"{path}: {e}" for _, path, r in project_runs if not isinstance(r, Exception) for e in r.rule_errors]
+        project_errors += [f"{path}: engine raised {r!r}" for _, path, r in project_runs if isinstance(r, Exception)]
+        figures["project_diagnostics"] = len(project_diags)
+        figures["project_diagnostics_per_100kloc"] = round(len(project_diags) / lines * 100_000, 3) if lines else 0.0
+        print(f"\n== precision, project mode (imports of the package's own modules resolved)")
+        print(f"diagnostics: {len(project_diags)}  = {figures['project_diagnostics_per_100kloc']} per 100 KLOC   target <= 1")
+        for path, d in sorted(project_diags, key=lambda pd: (pd[0], pd[1].span.line)):
+            print(f"  {path}:{d.span.line}:{d.span.col + 1}: {d.code} {d.message}")
+        for line in project_errors[:20]:
+            print(f"  error: {line}")
+        print("\n== slowest files, project mode")
+        sources = dict(files)
+        for dt, path, _ in sorted(project_runs, key=lambda r: r[0], reverse=True)[: args.top]:
+            print(f"  {dt * 1000:8.1f} ms  {count_lines(sources[path]):>6} lines  {path}")
     if file_errors:
         print(f"\nfiles the engine reported as unanalysable: {len(file_errors)}")
         for line in file_errors[:20]:

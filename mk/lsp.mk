@@ -20,6 +20,8 @@ test-nvim: setup-test nvim-install
 	if [ $$rc = 0 ]; then echo "== test-nvim: passed"; else echo "== test-nvim: FAILED (exit $$rc)"; fi; exit $$rc
 TEST_TARGETS += test-nvim
 
-# didChange -> publishDiagnostics latency for 500 / 2,000 / 10,000-line files (prints p50/p95).
+# didChange -> publishDiagnostics latency for 500 / 2,000 / 10,000-line files (prints p50/p95),
+# then the 20-file project mode (first open, edits of train.py and of an imported module, RSS).
 bench-lsp: setup-test
 	$(BIN)/python bench/lsp_latency.py
+	$(BIN)/python bench/lsp_latency.py --project

@@ -152,12 +152,15 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, roots=
         result.rule_errors.append(f"interpreter: {type(e).__name__}: {e}")
     finally:
         sys.setrecursionlimit(old_limit)
+    result.depends_on = tuple(project.files) if project is not None else ()
     by_code: dict[str, list[Finding]] = {}
     for f in interp.findings.values():
         by_code.setdefault(f.code, []).append(f)
-    for f in findings_from_importers(result.path, source, project):
+    saved_inputs: list[str] = []
+    for f in findings_from_importers(result.path, source, project, saved_inputs):
         if (f.code, f.span) not in interp.findings:
             by_code.setdefault(f.code, []).append(f)
+    result.depends_on_saved = tuple(dict.fromkeys(saved_inputs))
     ctx = Context(tree, source, index, interp, by_code)
     cols = _Columns(source, bom)
     text = SourceText(source)

@@ -110,3 +110,9 @@ class FileResult:
     rule_errors: list[str] = field(default_factory=list)
     # The analysis stopped at the caller's deadline: the diagnostics cover part of the file only.
     partial: bool = False
+    # The project files the analysis read (absolute paths): a change to one of them can change
+    # this result (an editor re-checks the file then).
+    depends_on: tuple[str, ...] = ()
+    # Files whose saved text this result depends on: the scripts importing this file whose runs
+    # place findings in it (and what those runs read); an editor re-checks the file when one is saved.
+    depends_on_saved: tuple[str, ...] = ()

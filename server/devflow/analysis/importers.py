@@ -17,11 +17,14 @@ from dataclasses import replace
 
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
-from devflow.analysis.program import LINE_BASE, Project, file_number, is_installed, local_line, package_of, unit_of_line
+from devflow.analysis.program import (LINE_BASE, Project, file_number, fingerprint, is_installed, local_line, package_of,
+                                      unit_of_line)
 
 MAX_IMPORTERS = 40
 MAX_IMPORTER_BYTES = 1_000_000
-_RUNS: dict[str, tuple[tuple, dict]] = {}  # importer path -> (stat key, {file k: [Finding]})
+# importer path -> (stat key, project files its run read, their digests then, {file k: [Finding]}):
+# valid while the importer and every file its run read are unchanged (program.fingerprint)
+_RUNS: dict[str, tuple[tuple, tuple, tuple, dict]] = {}
 _LINE = re.compile(r"\bline (\d+)\b")
 
 
@@ -88,11 +91,15 @@ def _scripts_in(root: str) -> list:
     return found
 
 
-def findings_from_importers(path: str | None, source: str, project: Project | None) -> list[Finding]:
-    """Findings inside `path` (whose text on disk is `source`) made by runs of its importers."""
+def findings_from_importers(path: str | None, source: str, project: Project | None,
+                            inputs: list[str] | None = None) -> list[Finding]:
+    """Findings inside `path` (whose text on disk is `source`) made by runs of its importers.
+    `inputs` gets the files (saved text) these findings come from: the importers and what they read."""
     if not path or project is None or not os.path.isfile(path):
         return []
     importers = importers_of(path, project)
+    if inputs is not None:
+        inputs.extend(importers)
     if not importers:
         return []
     try:
@@ -106,6 +113,8 @@ def findings_from_importers(path: str | None, source: str, project: Project | No
     out: list[Finding] = []
     for imp in importers:
         out.extend(_exports(imp).get(k, []))
+        if inputs is not None and imp in _RUNS:
+            inputs.extend(_RUNS[imp][1])
     return out
 
 
@@ -116,16 +125,17 @@ def _exports(importer: str) -> dict[int, list[Finding]]:
         return {}
     key = (st.st_size, st.st_mtime_ns)
     hit = _RUNS.get(importer)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    result = _run(importer)
+    if hit is not None and hit[0] == key and fingerprint(hit[1]) == hit[2]:
+        return hit[3]
+    result, deps = _run(importer)
     if len(_RUNS) > 200:
         _RUNS.clear()
-    _RUNS[importer] = (key, result)
+    _RUNS[importer] = (key, deps, fingerprint(deps), result)
     return result
 
 
-def _run(importer: str) -> dict[int, list[Finding]]:
+def _run(importer: str) -> tuple[dict[int, list[Finding]], tuple[str, ...]]:
+    """The importer's findings by file number, and the project files its run read."""
     from devflow.analysis.interp import Interpreter  # the interpreter imports this package's siblings
     from devflow.engine import BUDGET_PER_LINE
 
@@ -134,9 +144,9 @@ def _run(importer: str) -> dict[int, list[Finding]]:
             source = fh.read().lstrip("\ufeff")
         tree = ast.parse(source)
     except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
-        return {}
+        return {}, ()
     if "import" not in source:
-        return {}
+        return {}, ()
     project = Project.for_file(importer)
     index = FileIndex(tree, package=package_of(importer)[0])
     interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * (source.count("\n") + 1) + 5000, project=project)
@@ -145,7 +155,7 @@ def _run(importer: str) -> dict[int, list[Finding]]:
         sys.setrecursionlimit(max(old, 6000))
         interp.run()
     except Exception:  # noqa: BLE001 - an importer that cannot be run gives nothing
-        return {}
+        return {}, tuple(project.files) if project is not None else ()
     finally:
         sys.setrecursionlimit(old)
     name = os.path.basename(importer)
@@ -161,7 +171,7 @@ def _run(importer: str) -> dict[int, list[Finding]]:
         seen.add(key)
         out.setdefault(k, []).append(_localize(made, k, name))
     interp.release()
-    return out
+    return out, tuple(project.files) if project is not None else ()
 
 
 def _localize(f: Finding, k: int, importer: str) -> Finding:

@@ -48,6 +48,9 @@ class FileIndex:
         self.all_classes: list[ClassInfo] = []
         self.functions: list[ast.FunctionDef] = []
         self.parent_class: dict[int, ClassInfo] = {}
+        # Facts the interpreter derives from this file's text alone, by node id (the tree lives as
+        # long as the index): a project file's index is shared by every run while its text is unchanged.
+        self.facts: dict = {}
         self._collect(tree)
         self._resolve_bases()
 

@@ -2,9 +2,23 @@
 
 `from models import Net`, `import utils`, `from .layers import Block` and packages resolve to files
 under the project's roots (the checked file's directory, the directory above its top package, and
-any root the caller adds, such as the editor's workspace folder). A resolved file is parsed and
-indexed once per content (cache key: path, size, mtime) and never imported or executed; the
-interpreter runs its module body abstractly the first time a run needs it (`interp.units`).
+any root the caller adds, such as the editor's workspace folder). A resolved file is never imported
+or executed; the interpreter runs its module body abstractly the first time a run needs it
+(`interp.units`).
+
+The program cache (pyright's program / source file model), shared by every run in the process:
+- a file's text is the editor's unsaved text when the editor has it open (`set_overlay`), else
+  what is on disk (read again only when its size or mtime changes);
+- parsed once per content: the cache key is (path, hash of the text), so an edit that is undone,
+  or a file switched back to an earlier text, finds its parse, index and derived facts again
+  (`FileIndex.facts`: what the interpreter derives from the file's text alone);
+- bounded: least recently used entries go past MAX_CACHED files or MAX_CACHED_CHARS of source;
+- invalidated along imports: a run links a file's classes to base classes in the files it
+  imports (`interp.units.link_bases`, on the shared index). When any project file's text changes,
+  the program's epoch moves on and every cached file gets a fresh index (same tree) the next time
+  a run loads it, so no link to a class of the old text survives;
+- each run's `Project.files` lists the project files it read (the checked file depends on them):
+  an editor re-checks an open file when one of them changes (`devflow.lsp`).
 
 Each project file's syntax tree is renumbered so that its lines start at `k * LINE_BASE` (k >= 1,
 one k per file for the life of the process): every span the interpreter makes says which file it
@@ -14,7 +28,11 @@ lies in (`unit_of_line`), with no change to the values and findings that carry s
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
+import threading
+from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from devflow.analysis.index import FileIndex
@@ -23,7 +41,8 @@ from devflow.lines import split_lines
 
 LINE_BASE = 10_000_000
 MAX_FILE_BYTES = 2_000_000  # a generated or vendored giant is not worth following
-MAX_CACHED = 400
+MAX_CACHED = 4000  # files
+MAX_CACHED_CHARS = 16_000_000  # of source text: ~600 MB of trees, indexes and lines (measured ~37 bytes a char)
 
 
 @dataclass(eq=False)
@@ -37,11 +56,76 @@ class ProjectFile:
     index: FileIndex
     base: int  # its lines are base + line
     lines: list[str] = field(default_factory=list)
+    digest: str = ""  # hash of `source`: the cache key with the path
+    epoch: int = 0  # the program's epoch its index was made in
 
 
-_CACHE: dict[str, tuple[tuple, ProjectFile | None]] = {}
+_LOCK = threading.RLock()  # an editor server runs analyses on several threads
+_PARSED: "OrderedDict[tuple[str, str], ProjectFile | None]" = OrderedDict()  # (path, digest) -> file; LRU
+_PARSED_CHARS = [0]
+_PARSED_TOTAL = [0]  # characters parsed since the process began (never goes down)
+_DISK: dict[str, tuple[tuple, str]] = {}  # path -> ((size, mtime), digest of its text; "" unreadable)
+_OVERLAY: dict[str, list] = {}  # path -> [editor text, digest or None]
+_CURRENT: dict[str, str] = {}  # path -> digest of the text runs last read
+_EPOCH = [0]
 _BASES: dict[str, int] = {}  # path -> k, stable for the process
 _BY_BASE: dict[int, ProjectFile] = {}
+
+
+def set_overlay(path: str, text: str) -> None:
+    """The editor has `path` open with this (maybe unsaved) text: runs read it instead of the disk."""
+    with _LOCK:
+        _OVERLAY[os.path.abspath(path)] = [text.lstrip("\ufeff"), None]
+
+
+def drop_overlay(path: str) -> None:
+    """The editor closed `path`: runs read the disk again."""
+    with _LOCK:
+        _OVERLAY.pop(os.path.abspath(path), None)
+
+
+def clear_cache() -> None:
+    """Forget every parsed file and overlay (tests; a run after this one reads and parses anew)."""
+    with _LOCK:
+        _PARSED.clear()
+        _PARSED_CHARS[0] = 0
+        _DISK.clear()
+        _OVERLAY.clear()
+        _CURRENT.clear()
+        _EPOCH[0] += 1
+
+
+@contextmanager
+def isolated():
+    """Runs inside get a program cache of their own, empty at the start (the overlays are kept);
+    the process's cache is back afterwards. For comparing results with and without the cache."""
+    global _PARSED, _DISK, _CURRENT, _BY_BASE
+    from devflow.analysis import importers  # it imports this module
+
+    with _LOCK:
+        saved = (_PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0], importers._RUNS)
+        _PARSED, _DISK, _CURRENT, _BY_BASE = OrderedDict(), {}, {}, dict(_BY_BASE)
+        _PARSED_CHARS[0] = 0
+        importers._RUNS = {}
+        _EPOCH[0] += 1
+        try:
+            yield
+        finally:
+            _PARSED, _DISK, _CURRENT, _BY_BASE, _PARSED_CHARS[0], importers._RUNS = saved
+            _EPOCH[0] += 1
+
+
+def fingerprint(paths) -> tuple[str, ...]:
+    """The digests of these files' texts as a run would read them now (the editor's or the disk's):
+    a result computed from them is still valid while this is unchanged."""
+    with _LOCK:
+        return tuple(_text_of(p)[1] for p in paths)
+
+
+def cache_stats() -> dict:
+    with _LOCK:
+        return {"files": len(_PARSED), "chars": _PARSED_CHARS[0], "parsed_total": _PARSED_TOTAL[0],
+                "overlays": len(_OVERLAY), "epoch": _EPOCH[0]}
 
 
 def unit_of_line(line: int) -> ProjectFile | None:
@@ -83,6 +167,7 @@ class Project:
         for r in roots:
             self.add_root(r)
         self._resolved: dict[str, str | None] = {}
+        self.files: list[str] = []  # the project files this run read: what the checked file depends on
 
     def add_root(self, root: str) -> None:
         r = os.path.abspath(root)
@@ -110,7 +195,7 @@ class Project:
             rel = module.replace(".", os.sep)
             for root in self.roots:
                 for cand in (os.path.join(root, rel + ".py"), os.path.join(root, rel, "__init__.py")):
-                    if os.path.isfile(cand):
+                    if cand in _OVERLAY or os.path.isfile(cand):  # open in the editor, maybe not saved yet
                         found = cand
                         break
                 if found:
@@ -120,7 +205,11 @@ class Project:
 
     def load(self, module: str) -> ProjectFile | None:
         path = self.find(module)
-        return load_file(path, module) if path else None
+        if not path:
+            return None
+        if path not in self.files:
+            self.files.append(path)
+        return load_file(path, module)
 
 
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
@@ -147,19 +236,84 @@ def project_root(folder: str, levels: int = 8) -> str | None:
 
 
 def load_file(path: str, module: str) -> ProjectFile | None:
+    """The parsed file at `path` (its editor text if open, else the disk's), from the program cache."""
+    with _LOCK:
+        text, digest = _text_of(path)
+        if not digest:
+            return None
+        if _CURRENT.get(path, digest) != digest:
+            _EPOCH[0] += 1  # a project file changed: links made against its old classes are void
+        _CURRENT[path] = digest
+        key = (path, digest)
+        if key in _PARSED:
+            _PARSED.move_to_end(key)
+            pf = _PARSED[key]
+            if pf is not None and pf.epoch != _EPOCH[0]:
+                pf = _PARSED[key] = _relinked(pf)
+        else:
+            if text is None:
+                text = _read(path)
+            pf = _parse(path, module, text, digest) if text is not None else None
+            _PARSED[key] = pf
+            _PARSED_CHARS[0] += len(pf.source) if pf is not None else 0
+            _PARSED_TOTAL[0] += len(pf.source) if pf is not None else 0
+            _evict()
+        if pf is not None:
+            _BY_BASE[pf.base // LINE_BASE] = pf  # this text is the one runs now read
+        return pf
+
+
+def _text_of(path: str) -> tuple[str | None, str]:
+    """(text or None if not read here, digest) of the file as runs must see it; digest "" when it
+    cannot be read. A file on disk is read again only when its size or mtime changed."""
+    over = _OVERLAY.get(path)
+    if over is not None:
+        if len(over[0]) > MAX_FILE_BYTES:
+            return None, ""
+        if over[1] is None:
+            over[1] = _digest(over[0])
+        return over[0], over[1]
     try:
         st = os.stat(path)
     except OSError:
+        return None, ""
+    if st.st_size > MAX_FILE_BYTES:
+        return None, ""
+    stamp = (st.st_size, st.st_mtime_ns)
+    hit = _DISK.get(path)
+    if hit is not None and hit[0] == stamp:
+        return None, hit[1]
+    text = _read(path)
+    digest = _digest(text) if text is not None else ""
+    if len(_DISK) > 10 * MAX_CACHED:
+        _DISK.clear()
+    _DISK[path] = (stamp, digest)
+    return text, digest
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
         return None
-    key = (st.st_size, st.st_mtime_ns)
-    hit = _CACHE.get(path)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    pf = _parse(path, module, st.st_size)
-    if len(_CACHE) >= MAX_CACHED:
-        _CACHE.clear()
-    _CACHE[path] = (key, pf)
-    return pf
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _evict() -> None:
+    while len(_PARSED) > 1 and (len(_PARSED) > MAX_CACHED or _PARSED_CHARS[0] > MAX_CACHED_CHARS):
+        _, old = _PARSED.popitem(last=False)
+        if old is not None:
+            _PARSED_CHARS[0] -= len(old.source)
+
+
+def _relinked(pf: ProjectFile) -> ProjectFile:
+    """The same parse with a fresh index: the old one may hold links to classes of a changed file."""
+    index = FileIndex(pf.tree, package=pf.index.package)
+    return ProjectFile(pf.path, pf.module, pf.source, pf.tree, index, pf.base, pf.lines, pf.digest, _EPOCH[0])
 
 
 def file_number(path: str) -> int:
@@ -177,14 +331,10 @@ def _shift_lines(tree: ast.AST, base: int) -> None:
                 n.end_lineno = end + base
 
 
-def _parse(path: str, module: str, size: int) -> ProjectFile | None:
-    if size > MAX_FILE_BYTES:
-        return None
+def _parse(path: str, module: str, source: str, digest: str) -> ProjectFile | None:
     try:
-        with open(path, "rb") as fh:
-            source = fh.read().decode("utf-8-sig")
         tree = ast.parse(source)
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError, MemoryError, RecursionError):
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
         return None
     k = file_number(path)
     base = k * LINE_BASE
@@ -193,6 +343,4 @@ def _parse(path: str, module: str, size: int) -> ProjectFile | None:
     if os.path.basename(path) == "__init__.py":
         package = module
     index = FileIndex(tree, package=package or None)
-    pf = ProjectFile(path, module, source, tree, index, base, split_lines(source))
-    _BY_BASE[k] = pf
-    return pf
+    return ProjectFile(path, module, source, tree, index, base, split_lines(source), digest, _EPOCH[0])

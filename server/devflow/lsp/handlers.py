@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from lsprotocol import types
 
-from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, workspace_check
+from devflow.lsp import analysis, code_actions, hints, logs, parent_watch, program_sync, workspace_check
 from devflow.lsp.folder_settings import from_configuration, from_payload, is_payload
 
 log = logging.getLogger("devflow.lsp")
@@ -49,6 +49,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
                         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
                         register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=[
                             types.FileSystemWatcher(glob_pattern="**/pyproject.toml"),
+                            types.FileSystemWatcher(glob_pattern="**/*.py"),  # project files others import
                         ]),
                     )
                 ]))
@@ -83,11 +84,13 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(params: types.DidOpenTextDocumentParams) -> None:
         if ls.is_python_document(params.text_document.uri):
+            program_sync.opened(ls, params.text_document.uri)
             ls.on_edit(params.text_document.uri, "open")
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(params: types.DidChangeTextDocumentParams) -> None:
         if ls.is_python_document(params.text_document.uri):
+            program_sync.changed(ls, params.text_document.uri)
             ls.on_edit(params.text_document.uri, "change")
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE)
@@ -97,6 +100,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
             config_files_changed()
         elif ls.is_python_document(uri):
             ls.on_edit(uri, "save")
+            program_sync.saved(ls, uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
@@ -105,6 +109,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
         ls.dirty.discard(uri)
         if not ls.pull_mode:
             ls.clear(uri)
+        program_sync.closed(ls, uri)
 
     # -- notebooks ------------------------------------------------------------------------------
     @ls.feature(types.NOTEBOOK_DOCUMENT_DID_OPEN)
@@ -215,6 +220,7 @@ def register(server) -> None:  # noqa: C901  (one small closure per message)
     def did_change_watched_files(params: types.DidChangeWatchedFilesParams) -> None:
         if any(unquote(c.uri).endswith("pyproject.toml") for c in params.changes):
             config_files_changed()
+        program_sync.changed_on_disk(ls, [c.uri for c in params.changes if unquote(c.uri).endswith(".py")])
 
     # -- commands -------------------------------------------------------------------------------
     @ls.command(CHECK_WORKSPACE)

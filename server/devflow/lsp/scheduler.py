@@ -33,6 +33,11 @@ class _State:
     rerun: bool = False
     cache: Analysis | None = None
     floor: int = 0  # results stamped with an older generation than this are stale (per-target invalidation)
+    # Bumped when a file this target's analysis read has changed (`stale`): a run started before
+    # that is dropped like a superseded version, although the target's own version is the same.
+    inputs: int = 0
+    depends_on: frozenset = frozenset()  # the project files its last published analysis read
+    depends_on_saved: frozenset = frozenset()  # files whose saved text it read (importers' runs)
 
 
 class Scheduler:
@@ -91,6 +96,22 @@ class Scheduler:
         for target in targets:
             self._state(target).floor = self.generation
 
+    def reads(self, target: str, path: str, imports: bool = True, saved: bool = False) -> bool:
+        """Whether `target`'s last analysis read `path`: as an imported project file (its editor or
+        disk text), or its saved text (the runs of scripts that import `target`)."""
+        st = self._states.get(target)
+        if st is None:
+            return False
+        return (imports and path in st.depends_on) or (saved and path in st.depends_on_saved)
+
+    def stale(self, target: str) -> None:
+        """A file `target`'s analysis read has changed: its result is no longer current (pulls and
+        hovers compute it again; a run in flight is dropped). The caller schedules the re-check."""
+        st = self._states.get(target)
+        if st is not None:
+            st.inputs += 1
+            st.cache = None
+
     def forget(self, target: str) -> None:
         st = self._states.pop(target, None)
         if st and st.timer:
@@ -108,9 +129,10 @@ class Scheduler:
             return
         loop = asyncio.get_running_loop()
         st.running = loop.run_in_executor(self._executor, self._run, snapshot, self.generation)
-        st.running.add_done_callback(lambda fut: self._done(target, st, fut))
+        inputs = st.inputs
+        st.running.add_done_callback(lambda fut: self._done(target, st, fut, inputs))
 
-    def _done(self, target: str, st: _State, fut: asyncio.Future) -> None:
+    def _done(self, target: str, st: _State, fut: asyncio.Future, inputs: int = 0) -> None:
         st.running = None
         try:
             analysis = fut.result()
@@ -119,8 +141,13 @@ class Scheduler:
             return
         if self._states.get(target) is not st:  # closed (and maybe reopened) since the run began
             log.debug("devflow: dropped a result for %s from before it was closed", target)
+        elif inputs != st.inputs:
+            log.debug("devflow: dropped a result for %s: a file it imports changed during the run", target)
+            st.rerun = True
         elif self._is_current(analysis):
             st.cache = analysis
+            st.depends_on = frozenset(getattr(analysis.result, "depends_on", ()) or ())
+            st.depends_on_saved = frozenset(getattr(analysis.result, "depends_on_saved", ()) or ())
             try:
                 self._on_result(analysis)
             except Exception:

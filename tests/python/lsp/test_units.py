@@ -96,3 +96,28 @@ def test_held_analyses_are_freed_at_the_line_cap_or_the_result_cap():
         if was_enabled:
             gc.enable()
         loop.close()
+
+
+def test_a_grown_program_cache_is_frozen_out_of_later_collections(tmp_path, monkeypatch):
+    import gc
+
+    from devflow.analysis import program
+    from devflow.lsp import gc_policy
+
+    monkeypatch.setattr(gc_policy, "FREEZE_CHARS", 1000)
+    program.clear_cache()
+    c = Collector()
+    c.frozen_at = program.cache_stats()["parsed_total"]
+    c._collect()
+    frozen = gc.get_freeze_count()
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text("import torch\n" + "x = torch.zeros(3)\n" * 100)
+        program.load_file(str(tmp_path / f"m{i}.py"), f"m{i}")
+    c._collect()
+    assert gc.get_freeze_count() > frozen  # the parsed files are out of the collector's sight
+    assert c.frozen_at == program.cache_stats()["parsed_total"]
+    again = gc.get_freeze_count()
+    c._collect()
+    assert gc.get_freeze_count() == again  # nothing new parsed: no freeze
+    gc.unfreeze()
+    program.clear_cache()

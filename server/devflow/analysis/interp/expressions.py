@@ -5,11 +5,14 @@ constant truth of conditions, and what iterating a value yields.
 from __future__ import annotations
 
 import ast
+import builtins
 
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
+
+BUILTIN_NAMES = frozenset(dir(builtins))
 
 _ORDER = {ast.Lt: lambda a, b: a < b, ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b,
           ast.GtE: lambda a, b: a >= b}
@@ -65,7 +68,9 @@ class Expressions:
             return Val("class", func=self.index.classes[node.id])
         if node.id == "__name__":
             return Val("const", const=self.unit.name)
-        if self.index.star_imports and self.project is not None:
+        # A builtin (`dir`, `globals`, `len`) is not looked for in star-imported modules: that ran every
+        # star-imported module's body (transformers/__init__.py: 1,100 files per checked file).
+        if self.index.star_imports and self.project is not None and node.id not in BUILTIN_NAMES:
             for mod in self.index.star_imports:  # `from models import *` of a project file
                 pv = self.project_val(f"{mod}.{node.id}")
                 if pv is not None and pv.kind != "unknown":
