@@ -71,6 +71,19 @@ def test_cpu_scalar_mixes_freely():
     assert analyze(src).diagnostics == []
 
 
+def test_a_reduction_of_an_unknown_value_stays_0_dim_through_cpu():
+    # `state[k].to(device)` is of unknown kind (a module or a tensor); its norm is 0-dim, and so is
+    # `.cpu()` of it: multiplying a cuda tensor by it is legal (kohya-ss/sd-scripts max-norm code).
+    src = ("import torch\n"
+           "def f(state, device, limit):\n"
+           "    w = state['w'].to(device)\n"
+           "    norm = w.norm().clamp(min=limit / 2)\n"
+           "    ratio = torch.clamp(norm, max=limit).cpu() / norm.cpu()\n"
+           "    return w.norm() * ratio\n"
+           "f({}, 'cuda', 1.0)\n")
+    assert analyze(src).diagnostics == []
+
+
 def test_cuda_vs_cpu_literal():
     src = "import torch\nx = torch.zeros(3, device='cuda')\ny = torch.ones(3)\nz = x + y\n"
     assert [d.code for d in analyze(src).diagnostics] == ["DEV201"]

@@ -28,7 +28,8 @@ class Tensors:
             if dev is None or not dev.known:
                 return UNKNOWN
             return Val("tensor", dev, t.origin if dev is t.dev else
-                       Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", "unknown-moved"))
+                       Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", "unknown-moved"),
+                       scalar=t.scalar)  # a 0-dim value stays 0-dim through `.cpu()` / `.to()`
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:

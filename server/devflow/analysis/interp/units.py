@@ -115,6 +115,7 @@ class Units:
         hit = self._qual_vals.get(q, False)
         if hit is not False:
             return hit
+        self._qual_vals[q] = UNKNOWN  # a cycle of re-exports resolves to unknown
         out = self._project_val(q)
         self._qual_vals[q] = out
         return out
@@ -132,6 +133,10 @@ class Units:
             if v is None:
                 v = self._module_level_def(unit, parts[i])
             if v is None:
+                v = self._reexported(unit, mod, parts[i], parts[i + 1:])
+                if v is not None:
+                    return v
+            if v is None:
                 if self.project.find(".".join(parts[:i + 1])) is not None:
                     return None  # a submodule: `pkg.models` stays a name
                 return UNKNOWN
@@ -143,6 +148,23 @@ class Units:
                 else:
                     return UNKNOWN
             return v
+        return None
+
+    def _reexported(self, unit: Unit, mod: str, name: str, rest: list[str]) -> Val | None:
+        """A name a package's `__init__` (or any module) imports from another project module
+        (`from .net import Net`, `from .net import *`): that module's value. A library name stays unknown."""
+        sources = []
+        target = unit.index.aliases.get(name)
+        if target and target != f"{mod}.{name}":
+            sources.append(target)
+        sources += [f"{star}.{name}" for star in unit.index.star_imports]
+        for src in sources:
+            head = src.split(".")[0]
+            if self.project.find(src.rsplit(".", 1)[0]) is None and self.project.find(head) is None:
+                continue  # a library: not modelled through the re-export
+            v = self.project_val(".".join([src, *rest]))
+            if v is not None and v is not UNKNOWN:
+                return v
         return None
 
     def _module_level_def(self, unit: Unit, name: str) -> Val | None:
