@@ -9,7 +9,7 @@ import types
 
 import torch
 
-from devflow.dryrun import recorder
+from devflow.dryrun import generators, recorder
 from devflow.dryrun.dispatch import Settings, virtual_device
 from devflow.dryrun.vtensor import CPU, VirtualTensor, real, vdevice
 
@@ -277,40 +277,33 @@ def _pin_memory(self, device=None):
     return self
 
 
-class VirtualGenerator(torch._C.Generator):
-    """torch.Generator(device="cuda"): a cpu generator that says it is on the virtual device."""
-
-    def __new__(cls, device="cpu"):
-        return _orig["Generator"].__new__(cls, "cpu")
-
-    def __init__(self, device="cpu"):
-        self._vdev = virtual_device(device) if device is not None else CPU
-
-    @property
-    def device(self):
-        return self._vdev
-
-
 def _set_default_tensor_type(t):
     name = t if isinstance(t, str) else getattr(t, "__module__", "") + "." + getattr(t, "__name__", "")
     if ".cuda." in name or name.startswith("torch.cuda"):
         _orig["set_default_tensor_type"](name.replace(".cuda.", ".").replace("torch.cuda", "torch"))
-        torch.set_default_device("cuda")
+        _set_default_device("cuda")
         return
-    torch.set_default_device("cpu")
+    _set_default_device("cpu")
     _orig["set_default_tensor_type"](t)
+
+
+def _set_default_device(device):
+    _orig["set_default_device"](device)
+    generators.note_default_device(virtual_device(device) if device is not None else CPU)
 
 
 def install_moves():
     T = torch.Tensor
     _orig.update(to=T.to, tensor=torch.tensor, as_tensor=torch.as_tensor, from_numpy=torch.from_numpy,
-                 set_default_tensor_type=torch.set_default_tensor_type, Generator=torch._C.Generator)
+                 set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
     T.to, T.cuda, T.cpu, T.new_tensor = _to, _cuda, _cpu, _new_tensor
     T.pin_memory = _pin_memory
     T.is_pinned = lambda self, device=None: False
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy
-    torch.Generator = VirtualGenerator
+    torch.Generator = generators.VirtualGenerator
     torch.set_default_tensor_type = _set_default_tensor_type
+    torch.set_default_device = _set_default_device
+    torch.cuda.default_generators = generators.default_generators(Settings.devices)
 
 
 # -- AMP --------------------------------------------------------------------------------------------

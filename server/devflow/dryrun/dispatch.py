@@ -102,17 +102,10 @@ def _refresh(t):
 
 
 def _check_generator(gen, dev_kw, ops):
-    from devflow.dryrun.cuda_api import VirtualGenerator
+    from devflow.dryrun import generators
 
-    if not isinstance(gen, VirtualGenerator):
-        # The dispatcher may hand back a fresh Python object for a generator made in Python, which
-        # loses its virtual device: unknown stays silent.
-        return
-    gdev = gen.device
     want = virtual_device(dev_kw) if dev_kw is not None else devrules.result_device(ops) if ops else CPU
-    if gdev.type != want.type:
-        recorder.record_error("DEV904", f"Expected a '{want.type}' device type for generator but found '{gdev.type}'",
-                              "generator", [])
+    generators.check(gen, want, ops, factory=dev_kw is not None)
 
 
 def _unwrap(args, kwargs):
