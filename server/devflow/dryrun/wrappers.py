@@ -66,7 +66,8 @@ def _load(f, map_location=_UNSET, *args, **kwargs):
             "on a CUDA device but torch.cuda.is_available() is False\". Pass map_location.", "torch.load", [],
             severity="warning")
     origin = recorder.here("loaded")
-    return _retag(obj, origin, {})
+    with _disable_current_modes():  # the wrappers' data: plain tensors (a detach under the mode would wrap twice)
+        return _retag(obj, origin, {})
 
 
 def _retag(obj, origin, memo):
