@@ -74,6 +74,8 @@ def main(argv: list[str]) -> int:
 
     rec.add = add
     limits.install()
+    from devflow.dryrun.dispatch import Settings
+    Settings.used_cuda = False  # the emulation's own setup (default generators) does not count
     try:
         with DeviceMode(), AmbientMode():
             if module:
@@ -93,6 +95,8 @@ def main(argv: list[str]) -> int:
         _script_error(e, rec, status)
     finally:
         limits.cancel()
+        from devflow.dryrun import wrappers
+        wrappers.flush()
     status["steps"] = limits.steps - limits.skipped
     status["skipped_steps"] = limits.skipped
     status["elapsed_s"] = round(time.perf_counter() - start, 3)

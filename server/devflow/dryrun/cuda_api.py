@@ -5,6 +5,7 @@ the default device, Generator) yields a VirtualTensor on that virtual device."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import types
 
 import torch
@@ -103,6 +104,30 @@ class _Stream:
         return False
 
 
+# Whether the program itself asked if CUDA is there: a program written to run without CUDA too.
+asked = {"availability": False}
+
+
+def _note_asked():
+    if asked["availability"]:
+        return
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    if f is not None and recorder.is_user_file(f.f_code.co_filename):
+        asked["availability"] = True
+
+
+def _is_available():
+    _note_asked()
+    return True
+
+
+def _device_count():
+    _note_asked()
+    return Settings.devices
+
+
 def _properties(device=None):
     return types.SimpleNamespace(name="devflow virtual GPU", total_memory=80 * 2**30, major=9, minor=0,
                                  multi_processor_count=132, is_integrated=False, is_multi_gpu_board=False)
@@ -121,7 +146,7 @@ def install_cuda_module():
     zero = lambda *a, **k: 0  # noqa: E731
     none = lambda *a, **k: None  # noqa: E731
     patches = {
-        "is_available": lambda: True, "device_count": lambda: Settings.devices, "_lazy_init": none,
+        "is_available": _is_available, "device_count": _device_count, "_lazy_init": none,
         "init": none, "is_initialized": lambda: True, "current_device": current_device,
         "set_device": _set_device, "device": _DeviceContext, "get_device_name": lambda d=None: "devflow virtual GPU",
         "get_device_properties": _properties, "get_device_capability": lambda d=None: (9, 0),

@@ -20,11 +20,14 @@ META = torch.device("meta")
 class Settings:
     meta_above: int | None = None   # bytes: factories larger than this keep meta data
     devices: int = 1
+    used_cuda = False               # the program put a tensor on a cuda device (see wrappers.flush)
 
 
 def virtual_device(dev) -> torch.device:
     """'cuda' -> cuda:<current>; a device string or object -> torch.device."""
     d = torch.device(dev) if not isinstance(dev, torch.device) else dev
+    if d.type == "cuda":
+        Settings.used_cuda = True
     if d.type == "cuda" and d.index is None:
         from devflow.dryrun.cuda_api import current_device
         return torch.device("cuda", current_device())
