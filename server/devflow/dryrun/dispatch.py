@@ -108,7 +108,7 @@ def _check_generator(gen, dev_kw, ops):
     from devflow.dryrun import generators
 
     want = virtual_device(dev_kw) if dev_kw is not None else devrules.result_device(ops) if ops else CPU
-    generators.check(gen, want, ops, factory=dev_kw is not None)
+    generators.check(gen, want, ops)
 
 
 def _unwrap(args, kwargs):

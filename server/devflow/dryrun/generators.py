@@ -56,10 +56,10 @@ def note_default_device(device: torch.device):
         _default_origin.clear()
 
 
-def check(gen, op_device: torch.device, ops, factory: bool):
-    """An op that runs on op_device draws from gen: CUDA requires the same device type. A factory
-    (device= given, by the program or by the default device) on the default device names the line
-    that set it."""
+def check(gen, op_device: torch.device, ops):
+    """An op that runs on op_device draws from gen: CUDA requires the same device type. An op on
+    the default device names the line that made it the default (the program's own generator or
+    a library's, e.g. a sampler's, on the cpu is the usual mismatch)."""
     gdev = device_of(gen)
     if gdev.type == op_device.type:
         return
@@ -68,7 +68,7 @@ def check(gen, op_device: torch.device, ops, factory: bool):
     operands = [{"name": "generator", "device": str(gdev), "shape": [], "dtype": "torch.Generator",
                  "origins": recorder.origins_json(gen_origin)}]
     operands += [recorder.operand_json(o.name, o.tensor) for o in ops]
-    default = _default_origin.get("origin") if factory and _default_origin.get("device") == op_device else None
+    default = _default_origin.get("origin") if _default_origin.get("device") == op_device else None
     if default is not None:
         operands.append({"name": "the op's output", "device": str(op_device), "shape": [], "dtype": "",
                          "origins": recorder.origins_json(default)})
