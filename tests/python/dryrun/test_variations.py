@@ -2,7 +2,7 @@
 not corpus copies): a project split over files, a mix two calls deep in a Trainer method, a mix in
 a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
 saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
-devices, and .item() control flow.
+devices, .item() control flow, DataParallel over one and two virtual GPUs.
 
 Each program marks the lines where CUDA raises with a `# dryrun-expect: CODE` comment (or
 `# dryrun-expect(TAG): CODE` for a run given TAG below); the run must report exactly those
@@ -33,6 +33,9 @@ RUNS = {
     "generator": ("generator_device.py", [], [], None),
     "mask_indexing": ("mask_indexing.py", [], [], None),
     "item_control": ("item_control.py", [], ["--max-steps", "0"], None),
+    # DataParallel moves its module itself with one GPU (silent, as on one GPU), checks with two
+    "dataparallel_1gpu": ("dataparallel_late.py", [], [], None),
+    "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
 }
 
 
