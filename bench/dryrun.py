@@ -74,7 +74,7 @@ print("loss", round(loss.item(), 3))
 
 # "cuda" -> "cpu", line for line: device strings, .cuda(...), the cuda default tensor type
 _TO_CPU = [
-    (re.compile(r"\.cuda\(\s*(?:\d+|[A-Za-z_][\w.]*|device\s*=\s*[^()]*)?\s*\)"), '.to("cpu")'),
+    (re.compile(r"\.cuda\([^()]*\)"), '.to("cpu")'),
     (re.compile(r"([\"'])cuda(:\d+)?\1"), '"cpu"'),
     (re.compile(r"torch\.cuda\.(FloatTensor|DoubleTensor|HalfTensor|LongTensor)"), r"torch.\1"),
     (re.compile(r"([\"'])torch\.cuda\.(\w+)\1"), r'"torch.\2"'),
