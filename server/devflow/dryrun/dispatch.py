@@ -42,7 +42,38 @@ def _storage_device(vdev: torch.device, nbytes: int) -> torch.device:
     return CPU
 
 
+_MIXED = object()
+
+
+def _one_device(args, kwargs):
+    """The virtual device all tensor operands share; None without tensor operands; _MIXED when
+    they differ (then the full rule check runs)."""
+    dev = None
+    for group in (args, kwargs.values()):
+        for x in group:
+            if isinstance(x, torch.Tensor):
+                d = x.vdev if isinstance(x, VirtualTensor) else x.device
+                if dev is None:
+                    dev = d
+                elif d != dev:
+                    return _MIXED
+            elif isinstance(x, (list, tuple)):
+                for v in x:
+                    if isinstance(v, torch.Tensor):
+                        d = v.vdev if isinstance(v, VirtualTensor) else v.device
+                        if dev is None:
+                            dev = d
+                        elif d != dev:
+                            return _MIXED
+    return dev
+
+
 def run_op(func, args, kwargs):
+    if "device" not in kwargs and "generator" not in kwargs:
+        # Most ops: every operand on one device, nothing to check; the result stays there.
+        dev = _one_device(args, kwargs)
+        if dev is not None and dev is not _MIXED:
+            return _run_on(func, args, kwargs, dev)
     ops = devrules.operands(func, args, kwargs, vdevice)
     target = None
     mix = devrules.check(func, ops)
@@ -82,9 +113,43 @@ def run_op(func, args, kwargs):
             and out.device.type == "cpu" and out.numel() * out.element_size() > Settings.meta_above:
         out = out.to(META)
     origin = _origin_of(ops, target, func, dev_kw is not None)
-    if func in _RESIZING or torch.Tag.inplace_view in func.tags:
+    if _changes_shape(func):
         _refresh(args[0])
     return _wrap(out, target, origin, args)
+
+
+def _run_on(func, args, kwargs, target):
+    """run_op for an op whose operands are all on `target` (no device=, no generator)."""
+    real_args, real_kwargs, on_meta = _unwrap(args, kwargs)
+    if func is aten._local_scalar_dense.default and on_meta:
+        return _meta_scalar(real_args[0])
+    out = func(*real_args, **real_kwargs)
+    if _changes_shape(func):
+        _refresh(args[0])
+    return _wrap(out, target, _first_origin(args, kwargs), args)
+
+
+def _first_origin(args, kwargs):
+    for group in (args, kwargs.values()):
+        for x in group:
+            if isinstance(x, VirtualTensor):
+                if x.origin is not None:
+                    return x.origin
+            elif isinstance(x, (list, tuple)):
+                for v in x:
+                    if isinstance(v, VirtualTensor) and v.origin is not None:
+                        return v.origin
+    return None
+
+
+_SHAPE_CHANGING: dict = {}
+
+
+def _changes_shape(func) -> bool:
+    hit = _SHAPE_CHANGING.get(func)
+    if hit is None:
+        hit = _SHAPE_CHANGING[func] = func in _RESIZING or torch.Tag.inplace_view in func.tags
+    return hit
 
 
 _RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor,
@@ -181,14 +246,15 @@ _ambient = _Ambient()
 
 
 def _first_device(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, VirtualTensor):
-            if a.vdev.type != "cpu":
-                return a.vdev
-        elif isinstance(a, (list, tuple)):
-            for v in a:
-                if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
-                    return v.vdev
+    for group in (args, kwargs.values()):
+        for a in group:
+            if isinstance(a, VirtualTensor):
+                if a.vdev.type != "cpu":
+                    return a.vdev
+            elif isinstance(a, (list, tuple)):
+                for v in a:
+                    if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
+                        return v.vdev
     return None
 
 
