@@ -1,7 +1,8 @@
 """Cost of `devflow dryrun` against plain cpu execution of the same scripts.
 
 Scripts: every runnable case of the public corpus (public, public2; their recorded fixture and
-setup steps replayed first), the dry run's multi-mix test scripts, and a heavier training loop.
+setup steps replayed first), the dry run's multi-mix test scripts, a heavier training loop, and a
+loop of tiny tensors (the worst case for a per-op hook).
 For each:
   slowdown, memory   fixed.py (it runs to its end): the plain cpu run against the dry run with
                      no step limit, so both do the same work; each in a fresh process
@@ -71,6 +72,23 @@ for step in range(30):
     if loss.item() < 0.01:
         break
 print("loss", round(loss.item(), 3))
+"""
+
+# The worst case for a per-op hook: a training loop of tiny tensors (batch 4, 8 features), where
+# the Python work per op is larger than the op itself.
+SMALL_OPS = r"""
+import torch, torch.nn as nn
+device = "cuda" if torch.cuda.is_available() else "cpu"
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1)).to(device)
+opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+for step in range(300):
+    x = torch.randn(4, 8, device=device)
+    loss = (model(x) - x.sum(1, keepdim=True)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("loss", round(loss.item(), 4))
 """
 
 # "cuda" -> "cpu", line for line: device strings, .cuda(...), the cuda default tensor type
@@ -175,9 +193,10 @@ def items(quick: bool, only: str | None) -> list[Item]:
     out = [Item(f"{d.parent.name}/{d.name}", case_dir=d) for d in corpus_dryrun.runnable_cases()]
     scripts = sorted((ROOT / "tests" / "python" / "dryrun" / "scripts").glob("*.py"))
     out += [Item(f"scripts/{s.name}", script=s) for s in scripts]
-    heavy = Path(tempfile.mkdtemp(prefix="bench-dryrun-heavy-")) / "heavy_train.py"
-    heavy.write_text(HEAVY)
-    out.append(Item("bench/heavy_train.py", script=heavy))
+    for name, text in (("heavy_train.py", HEAVY), ("small_ops_train.py", SMALL_OPS)):
+        path = Path(tempfile.mkdtemp(prefix="bench-dryrun-")) / name
+        path.write_text(text)
+        out.append(Item(f"bench/{name}", script=path))
     if only:
         out = [i for i in out if only in i.name]
     if quick:  # every 4th corpus case, the test scripts, the heavy loop
@@ -197,7 +216,7 @@ def fmt(x, spec=".2f", none="-") -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a quarter of the corpus cases (a few minutes)")
+    ap.add_argument("--quick", action="store_true", help="a quarter of the corpus cases (about 4 minutes)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measure; the fastest counts")
     ap.add_argument("--only", help="only scripts whose name contains this")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")

@@ -263,22 +263,40 @@ from torch.utils._device import _device_constructors  # noqa: E402
 _FACTORIES = _device_constructors()
 
 
-class AmbientMode(TorchFunctionMode):
-    """Remembers, during each torch call from Python, the virtual device of its tensor arguments
-    (see run_op: allocations inside C++ composites)."""
+def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
+    """VirtualTensor.__torch_function__: remembers, during each torch call from Python on virtual
+    tensors, the virtual device of its tensor arguments (see run_op: allocations inside C++
+    composites). A subclass hook runs only for calls that have a virtual tensor argument, which is
+    cheaper than a mode that sees every call."""
+    kwargs = kwargs or {}
+    # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
+    # device= says: only allocations inside other ops follow their inputs.
+    dev = None if func in _FACTORIES else _first_device(args, kwargs)
+    if dev is None:
+        return _call_plain(func, types, args, kwargs)
+    _ambient.stack.append(dev)
+    try:
+        return _call_plain(func, types, args, kwargs)
+    finally:
+        _ambient.stack.pop()
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
-        # device= says: only allocations inside other ops follow their inputs.
-        dev = None if func in _FACTORIES else _first_device(args, kwargs)
-        if dev is None:
-            return func(*args, **kwargs)
-        _ambient.stack.append(dev)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _ambient.stack.pop()
+
+# calls func with subclasses' __torch_function__ off, in C (as torch.Tensor's own hook does)
+_call_plain = torch._C._disabled_torch_function_impl
+
+
+VirtualTensor.__torch_function__ = classmethod(_ambient_torch_function)
+
+
+class AmbientMode:
+    """Kept for callers that enter it: the ambient device is now tracked by VirtualTensor's
+    __torch_function__ (above)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 class DeviceMode(TorchDispatchMode):
