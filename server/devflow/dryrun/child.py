@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     rec = recorder.RECORDER
     rec.out_path = out_path
     install(int(gpus), int(meta_above) if meta_above != "-" else None)
-    from devflow.dryrun.dispatch import AmbientMode, DeviceMode
+    from devflow.dryrun.dispatch import DeviceMode
 
     limits = Limits(int(max_steps) or None, float(timeout) or None)
     if rest[0] == "-m":
@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     from devflow.dryrun.dispatch import Settings
     Settings.used_cuda = False  # the emulation's own setup (default generators) does not count
     try:
-        with DeviceMode(), AmbientMode():
+        with DeviceMode():
             if module:
                 runpy.run_module(module, run_name="__main__", alter_sys=True)
             else:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from devflow.dryrun import devrules, recorder
@@ -286,17 +285,6 @@ _call_plain = torch._C._disabled_torch_function_impl
 
 
 VirtualTensor.__torch_function__ = classmethod(_ambient_torch_function)
-
-
-class AmbientMode:
-    """Kept for callers that enter it: the ambient device is now tracked by VirtualTensor's
-    __torch_function__ (above)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 class DeviceMode(TorchDispatchMode):
