@@ -216,7 +216,7 @@ def fmt(x, spec=".2f", none="-") -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--quick", action="store_true", help="a quarter of the corpus cases (about 4 minutes)")
+    ap.add_argument("--quick", action="store_true", help="a quarter of the corpus cases (about 2 minutes)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measure; the fastest counts")
     ap.add_argument("--only", help="only scripts whose name contains this")
     ap.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
