@@ -7,9 +7,10 @@ Layout:
     vtensor.py    VirtualTensor: real cpu (or meta) data under a virtual device tag
     dispatch.py   the aten-level hook: CUDA's device rules per op, then the op on the cpu data
     devrules.py   which operands CUDA requires on one device, and CUDA's wording when they are not
-    cuda_api.py   the virtual accelerator: torch.cuda.*, Tensor.to/.cuda, factories, Generator, AMP
+    cuda_api.py   the virtual accelerator: torch.cuda.*, Tensor.to/.cuda, factories, AMP
+    generators.py torch.Generator on virtual devices and CUDA's generator device check
     wrappers.py   torch.load/save, DataParallel, DDP, torch.compile, DataLoader workers
-    recorder.py   findings: user line, stack, operand origins, dedup by (line, kind)
+    recorder.py   findings: user line, stack, operand origins, dedup by (line, kind), worker processes
     limits.py     --max-steps (optimizer steps) and --timeout
     report.py     text / json / sarif, the static rule's fix for the same line
 """

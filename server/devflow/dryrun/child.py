@@ -51,7 +51,7 @@ def main(argv: list[str]) -> int:
     rec = recorder.RECORDER
     rec.out_path = out_path
     install(int(gpus), int(meta_above) if meta_above != "-" else None)
-    from devflow.dryrun.dispatch import AmbientMode, DeviceMode
+    from devflow.dryrun.dispatch import DeviceMode
 
     limits = Limits(int(max_steps) or None, float(timeout) or None)
     if rest[0] == "-m":
@@ -74,8 +74,10 @@ def main(argv: list[str]) -> int:
 
     rec.add = add
     limits.install()
+    from devflow.dryrun.dispatch import Settings
+    Settings.used_cuda = False  # the emulation's own setup (default generators) does not count
     try:
-        with DeviceMode(), AmbientMode():
+        with DeviceMode():
             if module:
                 runpy.run_module(module, run_name="__main__", alter_sys=True)
             else:
@@ -93,6 +95,8 @@ def main(argv: list[str]) -> int:
         _script_error(e, rec, status)
     finally:
         limits.cancel()
+        from devflow.dryrun import wrappers
+        wrappers.flush()
     status["steps"] = limits.steps - limits.skipped
     status["skipped_steps"] = limits.skipped
     status["elapsed_s"] = round(time.perf_counter() - start, 3)

@@ -136,7 +136,9 @@ def run(ns) -> dict | None:
     except (OSError, ValueError):
         result = {"findings": [], "status": {"state": "crashed"}}
     finally:
-        for p in (out_path, out_path + ".tmp"):
+        import glob
+        # the report, its temp file, and what DataLoader workers left if the run ended abruptly
+        for p in [out_path, out_path + ".tmp"] + glob.glob(glob.escape(out_path) + ".worker-*"):
             try:
                 os.unlink(p)
             except OSError:

@@ -5,11 +5,12 @@ the default device, Generator) yields a VirtualTensor on that virtual device."""
 from __future__ import annotations
 
 import contextlib
+import sys
 import types
 
 import torch
 
-from devflow.dryrun import recorder
+from devflow.dryrun import generators, recorder
 from devflow.dryrun.dispatch import Settings, virtual_device
 from devflow.dryrun.vtensor import CPU, VirtualTensor, real, vdevice
 
@@ -103,6 +104,30 @@ class _Stream:
         return False
 
 
+# Whether the program itself asked if CUDA is there: a program written to run without CUDA too.
+asked = {"availability": False}
+
+
+def _note_asked():
+    if asked["availability"]:
+        return
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    if f is not None and recorder.is_user_file(f.f_code.co_filename):
+        asked["availability"] = True
+
+
+def _is_available():
+    _note_asked()
+    return True
+
+
+def _device_count():
+    _note_asked()
+    return Settings.devices
+
+
 def _properties(device=None):
     return types.SimpleNamespace(name="devflow virtual GPU", total_memory=80 * 2**30, major=9, minor=0,
                                  multi_processor_count=132, is_integrated=False, is_multi_gpu_board=False)
@@ -121,7 +146,7 @@ def install_cuda_module():
     zero = lambda *a, **k: 0  # noqa: E731
     none = lambda *a, **k: None  # noqa: E731
     patches = {
-        "is_available": lambda: True, "device_count": lambda: Settings.devices, "_lazy_init": none,
+        "is_available": _is_available, "device_count": _device_count, "_lazy_init": none,
         "init": none, "is_initialized": lambda: True, "current_device": current_device,
         "set_device": _set_device, "device": _DeviceContext, "get_device_name": lambda d=None: "devflow virtual GPU",
         "get_device_properties": _properties, "get_device_capability": lambda d=None: (9, 0),
@@ -277,40 +302,33 @@ def _pin_memory(self, device=None):
     return self
 
 
-class VirtualGenerator(torch._C.Generator):
-    """torch.Generator(device="cuda"): a cpu generator that says it is on the virtual device."""
-
-    def __new__(cls, device="cpu"):
-        return _orig["Generator"].__new__(cls, "cpu")
-
-    def __init__(self, device="cpu"):
-        self._vdev = virtual_device(device) if device is not None else CPU
-
-    @property
-    def device(self):
-        return self._vdev
-
-
 def _set_default_tensor_type(t):
     name = t if isinstance(t, str) else getattr(t, "__module__", "") + "." + getattr(t, "__name__", "")
     if ".cuda." in name or name.startswith("torch.cuda"):
         _orig["set_default_tensor_type"](name.replace(".cuda.", ".").replace("torch.cuda", "torch"))
-        torch.set_default_device("cuda")
+        _set_default_device("cuda")
         return
-    torch.set_default_device("cpu")
+    _set_default_device("cpu")
     _orig["set_default_tensor_type"](t)
+
+
+def _set_default_device(device):
+    _orig["set_default_device"](device)
+    generators.note_default_device(virtual_device(device) if device is not None else CPU)
 
 
 def install_moves():
     T = torch.Tensor
     _orig.update(to=T.to, tensor=torch.tensor, as_tensor=torch.as_tensor, from_numpy=torch.from_numpy,
-                 set_default_tensor_type=torch.set_default_tensor_type, Generator=torch._C.Generator)
+                 set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
     T.to, T.cuda, T.cpu, T.new_tensor = _to, _cuda, _cpu, _new_tensor
     T.pin_memory = _pin_memory
     T.is_pinned = lambda self, device=None: False
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy
-    torch.Generator = VirtualGenerator
+    torch.Generator = generators.VirtualGenerator
     torch.set_default_tensor_type = _set_default_tensor_type
+    torch.set_default_device = _set_default_device
+    torch.cuda.default_generators = generators.default_generators(Settings.devices)
 
 
 # -- AMP --------------------------------------------------------------------------------------------

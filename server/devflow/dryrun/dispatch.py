@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import torch
-from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from devflow.dryrun import devrules, recorder
@@ -20,11 +19,14 @@ META = torch.device("meta")
 class Settings:
     meta_above: int | None = None   # bytes: factories larger than this keep meta data
     devices: int = 1
+    used_cuda = False               # the program put a tensor on a cuda device (see wrappers.flush)
 
 
 def virtual_device(dev) -> torch.device:
     """'cuda' -> cuda:<current>; a device string or object -> torch.device."""
     d = torch.device(dev) if not isinstance(dev, torch.device) else dev
+    if d.type == "cuda":
+        Settings.used_cuda = True
     if d.type == "cuda" and d.index is None:
         from devflow.dryrun.cuda_api import current_device
         return torch.device("cuda", current_device())
@@ -39,7 +41,38 @@ def _storage_device(vdev: torch.device, nbytes: int) -> torch.device:
     return CPU
 
 
+_MIXED = object()
+
+
+def _one_device(args, kwargs):
+    """The virtual device all tensor operands share; None without tensor operands; _MIXED when
+    they differ (then the full rule check runs)."""
+    dev = None
+    for group in (args, kwargs.values()):
+        for x in group:
+            if isinstance(x, torch.Tensor):
+                d = x.vdev if isinstance(x, VirtualTensor) else x.device
+                if dev is None:
+                    dev = d
+                elif d != dev:
+                    return _MIXED
+            elif isinstance(x, (list, tuple)):
+                for v in x:
+                    if isinstance(v, torch.Tensor):
+                        d = v.vdev if isinstance(v, VirtualTensor) else v.device
+                        if dev is None:
+                            dev = d
+                        elif d != dev:
+                            return _MIXED
+    return dev
+
+
 def run_op(func, args, kwargs):
+    if "device" not in kwargs and "generator" not in kwargs:
+        # Most ops: every operand on one device, nothing to check; the result stays there.
+        dev = _one_device(args, kwargs)
+        if dev is not None and dev is not _MIXED:
+            return _run_on(func, args, kwargs, dev)
     ops = devrules.operands(func, args, kwargs, vdevice)
     target = None
     mix = devrules.check(func, ops)
@@ -79,9 +112,43 @@ def run_op(func, args, kwargs):
             and out.device.type == "cpu" and out.numel() * out.element_size() > Settings.meta_above:
         out = out.to(META)
     origin = _origin_of(ops, target, func, dev_kw is not None)
-    if func in _RESIZING or torch.Tag.inplace_view in func.tags:
+    if _changes_shape(func):
         _refresh(args[0])
     return _wrap(out, target, origin, args)
+
+
+def _run_on(func, args, kwargs, target):
+    """run_op for an op whose operands are all on `target` (no device=, no generator)."""
+    real_args, real_kwargs, on_meta = _unwrap(args, kwargs)
+    if func is aten._local_scalar_dense.default and on_meta:
+        return _meta_scalar(real_args[0])
+    out = func(*real_args, **real_kwargs)
+    if _changes_shape(func):
+        _refresh(args[0])
+    return _wrap(out, target, _first_origin(args, kwargs), args)
+
+
+def _first_origin(args, kwargs):
+    for group in (args, kwargs.values()):
+        for x in group:
+            if isinstance(x, VirtualTensor):
+                if x.origin is not None:
+                    return x.origin
+            elif isinstance(x, (list, tuple)):
+                for v in x:
+                    if isinstance(v, VirtualTensor) and v.origin is not None:
+                        return v.origin
+    return None
+
+
+_SHAPE_CHANGING: dict = {}
+
+
+def _changes_shape(func) -> bool:
+    hit = _SHAPE_CHANGING.get(func)
+    if hit is None:
+        hit = _SHAPE_CHANGING[func] = func in _RESIZING or torch.Tag.inplace_view in func.tags
+    return hit
 
 
 _RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, aten.set_.source_Tensor,
@@ -102,17 +169,10 @@ def _refresh(t):
 
 
 def _check_generator(gen, dev_kw, ops):
-    from devflow.dryrun.cuda_api import VirtualGenerator
+    from devflow.dryrun import generators
 
-    if not isinstance(gen, VirtualGenerator):
-        # The dispatcher may hand back a fresh Python object for a generator made in Python, which
-        # loses its virtual device: unknown stays silent.
-        return
-    gdev = gen.device
     want = virtual_device(dev_kw) if dev_kw is not None else devrules.result_device(ops) if ops else CPU
-    if gdev.type != want.type:
-        recorder.record_error("DEV904", f"Expected a '{want.type}' device type for generator but found '{gdev.type}'",
-                              "generator", [])
+    generators.check(gen, want, ops)
 
 
 def _unwrap(args, kwargs):
@@ -185,14 +245,15 @@ _ambient = _Ambient()
 
 
 def _first_device(args, kwargs):
-    for a in list(args) + list(kwargs.values()):
-        if isinstance(a, VirtualTensor):
-            if a.vdev.type != "cpu":
-                return a.vdev
-        elif isinstance(a, (list, tuple)):
-            for v in a:
-                if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
-                    return v.vdev
+    for group in (args, kwargs.values()):
+        for a in group:
+            if isinstance(a, VirtualTensor):
+                if a.vdev.type != "cpu":
+                    return a.vdev
+            elif isinstance(a, (list, tuple)):
+                for v in a:
+                    if isinstance(v, VirtualTensor) and v.vdev.type != "cpu":
+                        return v.vdev
     return None
 
 
@@ -201,22 +262,29 @@ from torch.utils._device import _device_constructors  # noqa: E402
 _FACTORIES = _device_constructors()
 
 
-class AmbientMode(TorchFunctionMode):
-    """Remembers, during each torch call from Python, the virtual device of its tensor arguments
-    (see run_op: allocations inside C++ composites)."""
+def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
+    """VirtualTensor.__torch_function__: remembers, during each torch call from Python on virtual
+    tensors, the virtual device of its tensor arguments (see run_op: allocations inside C++
+    composites). A subclass hook runs only for calls that have a virtual tensor argument, which is
+    cheaper than a mode that sees every call."""
+    kwargs = kwargs or {}
+    # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
+    # device= says: only allocations inside other ops follow their inputs.
+    dev = None if func in _FACTORIES else _first_device(args, kwargs)
+    if dev is None:
+        return _call_plain(func, types, args, kwargs)
+    _ambient.stack.append(dev)
+    try:
+        return _call_plain(func, types, args, kwargs)
+    finally:
+        _ambient.stack.pop()
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
-        # device= says: only allocations inside other ops follow their inputs.
-        dev = None if func in _FACTORIES else _first_device(args, kwargs)
-        if dev is None:
-            return func(*args, **kwargs)
-        _ambient.stack.append(dev)
-        try:
-            return func(*args, **kwargs)
-        finally:
-            _ambient.stack.pop()
+
+# calls func with subclasses' __torch_function__ off, in C (as torch.Tensor's own hook does)
+_call_plain = torch._C._disabled_torch_function_impl
+
+
+VirtualTensor.__torch_function__ = classmethod(_ambient_torch_function)
 
 
 class DeviceMode(TorchDispatchMode):

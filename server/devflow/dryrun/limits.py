@@ -32,15 +32,15 @@ class Limits:
     def install(self):
         import torch.optim.optimizer as opt
 
-        if self.max_steps:
-            opt.register_optimizer_step_pre_hook(self._before_step)
-            opt.register_optimizer_step_post_hook(self._after_step)
+        # counted without a limit too: the summary says how many steps ran
+        opt.register_optimizer_step_pre_hook(self._before_step)
+        opt.register_optimizer_step_post_hook(self._after_step)
         if self.timeout and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGALRM, self._on_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout)
 
     def _before_step(self, optimizer, args, kwargs):
-        if self.steps >= self.max_steps:
+        if self.max_steps and self.steps >= self.max_steps:
             self.skipped += 1
             for group in optimizer.param_groups:
                 for p in group["params"]:
@@ -49,7 +49,7 @@ class Limits:
 
     def _after_step(self, optimizer, args, kwargs):
         self.steps += 1
-        if self.steps >= self.max_steps * HARD_FACTOR:
+        if self.max_steps and self.steps >= self.max_steps * HARD_FACTOR:
             raise StopDryRun(f"max-steps: stopped at the {self.steps}th optimizer step (steps after the first "
                              f"{self.max_steps} are skipped; the script kept stepping)")
 

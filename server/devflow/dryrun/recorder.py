@@ -106,14 +106,66 @@ class Recorder:
     def save(self, status: dict | None = None):
         if self.out_path is None:
             return
-        doc = {"findings": list(self.findings.values()), "status": status or {"state": "running"}}
+        findings = list(self.findings.values()) if self.worker else self._with_workers(final=status is not None)
+        doc = {"findings": findings, "status": status or {"state": "running"}}
         tmp = self.out_path + ".tmp"
         with open(tmp, "w", encoding="utf-8") as f:
             json.dump(doc, f)
         os.replace(tmp, self.out_path)
 
+    # DataLoader workers (forked processes) record into files of their own; the main process adds
+    # them to its findings on each save, as if the worker's op had run in the main process.
+    worker = False
 
+    def _after_fork(self):
+        if self.out_path is None:
+            return
+        self.findings = {}
+        self.worker = True
+        self.out_path = f"{self.out_path.split(_WORKER)[0]}{_WORKER}{os.getpid()}"
+
+    def _in_mp_child(self):
+        # a multiprocessing child (DataLoader worker): the counts of its findings are written when
+        # it ends (multiprocessing clears finalizers made before this point)
+        if self.worker:
+            from multiprocessing import util
+            util.Finalize(None, self.save, exitpriority=100)
+
+    def _with_workers(self, final: bool) -> list[dict]:
+        import copy
+        import glob
+
+        merged = {k: dict(v) for k, v in self.findings.items()}
+        for path in sorted(glob.glob(glob.escape(self.out_path) + _WORKER + "*")):
+            if path.endswith(".tmp"):
+                continue
+            try:
+                with open(path, encoding="utf-8") as f:
+                    found = json.load(f).get("findings", [])
+            except (OSError, ValueError):
+                continue
+            for w in found:
+                key = (w["path"], w["line"], w["code"])
+                if key in merged:
+                    merged[key]["count"] += w["count"]
+                else:
+                    merged[key] = copy.deepcopy(w)
+            if final:
+                os.unlink(path)
+        return list(merged.values())
+
+
+_WORKER = ".worker-"
 RECORDER = Recorder()
+os.register_at_fork(after_in_child=RECORDER._after_fork)
+
+
+def _register_mp(recorder):
+    from multiprocessing import util
+    util.register_after_fork(recorder, Recorder._in_mp_child)
+
+
+_register_mp(RECORDER)
 
 
 def operand_json(name: str, tensor) -> dict:

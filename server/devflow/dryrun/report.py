@@ -69,6 +69,8 @@ def related(f: dict) -> list[dict]:
         o = origins[0]
         if o["kind"] == "moved":
             add(o["path"], o["line"], f"{op['name']} last moved here (to {op['device']})")
+        elif o["kind"] == "default device":
+            add(o["path"], o["line"], f"the default device ({op['device']}) set here")
         elif o["kind"] == "loaded":
             add(o["path"], o["line"], f"{op['name']} loaded here on {op['device']}")
         else:

@@ -4,6 +4,8 @@ torch.distributed (a world of one), torch.compile (run eagerly), DataLoader work
 
 from __future__ import annotations
 
+import sys
+
 import torch
 import torch.nn as nn
 
@@ -59,14 +61,48 @@ def _load(f, map_location=_UNSET, *args, **kwargs):
     with _disable_current_modes():  # plain tensors, tagged below from their storages' locations
         obj = _orig["load"](f, map_location, *args, **kwargs)
     if _LOAD_TAGS and not given:
-        where = sorted(set(_LOAD_TAGS.values()))
-        recorder.record_error(
-            "DEV906", f"This checkpoint holds tensors saved on {', '.join(where)}: torch.load without map_location "
-            "puts them back there, and on a machine without CUDA it fails with \"Attempting to deserialize object "
-            "on a CUDA device but torch.cuda.is_available() is False\". Pass map_location.", "torch.load", [],
-            severity="warning")
+        _check_locations(sorted(set(_LOAD_TAGS.values())))
     origin = recorder.here("loaded")
-    return _retag(obj, origin, {})
+    with _disable_current_modes():  # the wrappers' data: plain tensors (a detach under the mode would wrap twice)
+        return _retag(obj, origin, {})
+
+
+_PENDING_CPU_MACHINE: list = []
+
+
+def _check_locations(where: list[str]):
+    """Storages saved on cuda:k come back on cuda:k: a device this machine lacks fails as CUDA
+    does. On a GPU machine the rest loads; whether the load needs map_location for a machine
+    without CUDA is decided at the end of the run (see flush)."""
+    from devflow.dryrun.dispatch import Settings
+
+    missing = [w for w in where if (torch.device(w).index or 0) >= Settings.devices]
+    if missing:
+        idx = torch.device(missing[0]).index or 0
+        recorder.record_error(
+            "DEV906", f"Attempting to deserialize object on CUDA device {idx} but torch.cuda.device_count() is "
+            f"{Settings.devices}. Please use torch.load with map_location to map your storages to an existing "
+            "device.", "torch.load", [])
+        return
+    _PENDING_CPU_MACHINE.append((where, recorder.user_frames(frame=sys._getframe(2))))
+
+
+def flush():
+    """A program that asks torch.cuda.is_available(), or never uses a cuda device, runs on a machine
+    without CUDA as well: there, a checkpoint saved on cuda and loaded without map_location fails.
+    A program that needs CUDA anyway gets no warning about machines it cannot run on."""
+    from devflow.dryrun.cuda_api import asked
+    from devflow.dryrun.dispatch import Settings
+
+    if asked["availability"] or not Settings.used_cuda:
+        for where, frames in _PENDING_CPU_MACHINE:
+            recorder.record_error(
+                "DEV906", f"This checkpoint holds tensors saved on {', '.join(where)}: torch.load without "
+                "map_location puts them back there, and on a machine without CUDA (where this program runs "
+                "too) it fails with \"Attempting to deserialize object on a CUDA device but "
+                "torch.cuda.is_available() is False\". Pass map_location.", "torch.load", [], severity="warning",
+                frames=frames or None)
+    _PENDING_CPU_MACHINE.clear()
 
 
 def _retag(obj, origin, memo):

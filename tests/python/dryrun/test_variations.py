@@ -1,0 +1,156 @@
+"""`devflow dryrun` on programs written the way users write them (tests/python/dryrun/variations,
+not corpus copies): a project split over files, a mix two calls deep in a Trainer method, a mix in
+a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
+saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
+devices, .item() control flow, DataParallel over one and two virtual GPUs.
+
+Each program marks the lines where CUDA raises with a `# dryrun-expect: CODE` comment (or
+`# dryrun-expect(TAG): CODE` for a run given TAG below); the run must report exactly those
+(file, line, code), nothing else, and end normally."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+HERE = Path(__file__).parent / "variations"
+EXPECT = re.compile(r"#\s*dryrun-expect(?:\((\w+)\))?:\s*(DEV\d{3})")
+
+# run name -> (script, arguments, dry-run options, tag of the expectations that apply)
+RUNS = {
+    "split": ("split_train.py", [], [], None),
+    "trainer_deep": ("trainer_deep.py", [], [], None),
+    "collate_workers": ("collate_workers.py", [], [], None),
+    "generator": ("generator_device.py", [], [], None),
+    "mask_indexing": ("mask_indexing.py", [], [], None),
+    "item_control": ("item_control.py", [], ["--max-steps", "0"], None),
+    # DataParallel moves its module itself with one GPU (silent, as on one GPU), checks with two
+    "dataparallel_1gpu": ("dataparallel_late.py", [], [], None),
+    "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
+}
+
+
+def expected(tag: str | None) -> set[tuple[str, int, str]]:
+    out = set()
+    for path in HERE.glob("*.py"):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            m = EXPECT.search(line)
+            if m and m.group(1) == tag:
+                out.add((path.name, n, m.group(2)))
+    return out
+
+
+def dryrun(cwd: Path, script: str, args: list[str], options: list[str]) -> tuple[dict, subprocess.CompletedProcess]:
+    proc = subprocess.run([sys.executable, "-m", "devflow.dryrun", "--format", "json", "--no-static", *options,
+                           script, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    return json.loads(proc.stdout), proc
+
+
+def found(doc: dict) -> set[tuple[str, int, str]]:
+    return {(Path(d["path"]).name, d["line"], d["code"]) for d in doc["diagnostics"]}
+
+
+@pytest.fixture(scope="module")
+def results():
+    def one(item):
+        name, (script, args, options, _tag) = item
+        return name, dryrun(HERE, script, args, options)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(pool.map(one, RUNS.items()))
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_each_mix_at_its_line_and_nothing_else(results, name):
+    script, _args, _options, tag = RUNS[name]
+    doc, proc = results[name]
+    want = {w for w in expected(tag) if _belongs(w[0], script)}
+    assert found(doc) == want, (name, sorted(found(doc)), proc.stderr[-3000:])
+    assert doc["status"]["state"] == "finished", doc["status"]
+
+
+def _belongs(filename: str, script: str) -> bool:
+    """The files a run executes: the script and the modules it imports (here: by name)."""
+    if filename == script:
+        return True
+    text = (HERE / script).read_text()
+    return re.search(rf"^(from|import)\s+{re.escape(filename[:-3])}\b", text, re.M) is not None
+
+
+def test_split_project_findings_name_the_cause_in_the_other_file(results):
+    doc, _ = results["split"]
+    by_file = {Path(d["path"]).name: d for d in doc["diagnostics"]}
+    loss = by_file["seqtrainer.py"]
+    weight = next(o for o in loss["operands"] if o["name"] == "weight")
+    assert weight["device"] == "cpu" and weight["origins"][0]["line"] == 10  # `weights = torch.ones(vocab)`
+    assert any(Path(r["path"]).name == "split_train.py" for r in loss["related"])
+
+
+def test_trainer_mix_two_calls_deep_keeps_the_call_chain(results):
+    doc, _ = results["trainer_deep"]
+    (d,) = doc["diagnostics"]
+    functions = [f["function"] for f in d["stack"] if f["function"] != "<genexpr>"]
+    assert functions[:4] == ["_penalty", "_loss", "_run_epoch", "fit"], d["stack"]
+    anchor = next(o for o in d["operands"] if o["device"] == "cpu")
+    assert (anchor["origins"][0]["kind"], anchor["origins"][0]["line"]) == ("moved", 11)  # `.cpu()` in __init__
+
+
+def test_collate_fn_mix_in_worker_processes_counts_every_batch(results):
+    doc, _ = results["collate_workers"]
+    (d,) = doc["diagnostics"]
+    assert d["count"] == 4  # 32 rows / batches of 8, collated in two worker processes
+
+
+def test_generator_findings_use_cudas_words(results):
+    doc, _ = results["generator"]
+    assert {d["message"] for d in doc["diagnostics"]} == {"Expected a 'cpu' device type for generator but found 'cuda'"}
+
+
+def test_default_cuda_device_and_a_cpu_generator(tmp_path):
+    # set_default_device("cuda"), then a sampler's own cpu generator: CUDA's message, and the line
+    # that made cuda the default among the related locations.
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n\n"
+        "torch.set_default_device('cuda')\n"
+        "loader = DataLoader(TensorDataset(torch.arange(10.0)), batch_size=5, shuffle=True,\n"
+        "                    generator=torch.Generator(device='cpu'))\n"
+        "for (b,) in loader:\n"
+        "    pass\n")
+    doc, proc = dryrun(tmp_path, "train.py", [], [])
+    assert found(doc) == {("train.py", 7, "DEV904")}, proc.stderr[-2000:]
+    (d,) = doc["diagnostics"]
+    assert d["message"] == "Expected a 'cuda' device type for generator but found 'cpu'"
+    assert {(r["line"], r["message"]) for r in d["related"]} >= {(4, "the default device (cuda:0) set here"),
+                                                                  (6, "generator created here on cpu")}
+
+
+def test_item_control_flow_matches_a_plain_run(results):
+    doc, proc = results["item_control"]
+    plain = subprocess.run([sys.executable, "item_control.py"], cwd=HERE, capture_output=True, text=True,
+                           timeout=120).stdout
+    # the run goes through the phase switch only because .item() returns the real accuracy
+    assert "calibrating from epoch" in plain
+    pick = ("calibrating", "early stop", "acc ")
+    dry = [ln for ln in proc.stderr.splitlines() if ln.startswith(pick)]
+    assert dry == [ln for ln in plain.splitlines() if ln.startswith(pick)]
+
+
+def test_amp_gradscaler_resume_from_a_checkpoint_saved_on_the_gpu(tmp_path):
+    shutil.copy(HERE / "amp_resume.py", tmp_path)
+    first, proc = dryrun(tmp_path, "amp_resume.py", [], ["--max-steps", "0"])
+    assert found(first) == set() and first["status"]["state"] == "finished", proc.stderr[-2000:]
+    resumed, proc = dryrun(tmp_path, "amp_resume.py", ["--resume"], [])
+    want = {w for w in expected("resume") if w[0] == "amp_resume.py"}
+    # the EMA dict loaded on the cpu is the one mix; model / optimizer / scaler states follow
+    # their load_state_dict, and the 0-dim best loss is compared as CUDA allows
+    assert found(resumed) == want, proc.stderr[-3000:]
+    assert resumed["status"]["state"] == "finished"
