@@ -151,17 +151,16 @@ class Units:
         return None
 
     def _reexported(self, unit: Unit, mod: str, name: str, rest: list[str]) -> Val | None:
-        """A name a package's `__init__` (or any module) imports from another project module
-        (`from .net import Net`, `from .net import *`): that module's value. A library name stays unknown."""
-        sources = []
+        """A name a package's `__init__` (or any module) imports from another module: the project
+        module's value (`from .net import Net`, `from .net import *`), or the library's qualified name
+        for an explicit import (`from torch.nn import Linear as Head`: `pkg.Head` is `torch.nn.Linear`)."""
         target = unit.index.aliases.get(name)
-        if target and target != f"{mod}.{name}":
-            sources.append(target)
-        sources += [f"{star}.{name}" for star in unit.index.star_imports]
-        for src in sources:
-            head = src.split(".")[0]
-            if self.project.find(src.rsplit(".", 1)[0]) is None and self.project.find(head) is None:
-                continue  # a library: not modelled through the re-export
+        explicit = [target] if target and target != f"{mod}.{name}" else []
+        for src in explicit + [f"{star}.{name}" for star in unit.index.star_imports]:
+            if self.project.find(src.rsplit(".", 1)[0]) is None and self.project.find(src.split(".")[0]) is None:
+                if src in explicit:  # a library name: the caller models it like a direct import
+                    return Val("qual", const=".".join([src, *rest]))
+                continue  # a library's star import: which names it binds is not known here
             v = self.project_val(".".join([src, *rest]))
             if v is not None and v is not UNKNOWN:
                 return v
