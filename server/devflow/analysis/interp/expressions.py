@@ -151,7 +151,9 @@ class Expressions:
         if base.kind == "tensor":
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
-                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu and not base.scalar \
+                # `base.scalar` here means "may be 0-dim" (`torch.tensor(np_array)`); a tensor index only
+                # works on a tensor with dims, so it does not excuse the mix
+                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu \
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
                     break
