@@ -352,6 +352,10 @@ class Expressions:
             return Val("tensor", left.dev, left.origin, scalar=left.scalar)
         if right.kind == "tensor":
             return Val("tensor", right.dev, right.origin, scalar=right.scalar)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            dev = self.percent_device(node, left, right)
+            if dev is not None:
+                return dev
         if left.kind == right.kind == "const" and isinstance(node, ast.BinOp):
             try:
                 if isinstance(left.const, (int, float, str)) and isinstance(right.const, (int, float, str)) and \
