@@ -156,7 +156,7 @@ class Expressions:
                 if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu \
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
-                    break
+                    return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
             return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
