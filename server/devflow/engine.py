@@ -64,6 +64,52 @@ def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
     return False
 
 
+def _has_imports(tree: ast.Module) -> bool:
+    return any(isinstance(st, (ast.Import, ast.ImportFrom)) for st in tree.body)
+
+
+def _imported_modules(tree: ast.Module, package: str) -> list[str]:
+    """Dotted names a file's top-level imports may load (`from pkg import sub` may load `pkg.sub`)."""
+    out: list[str] = []
+    for st in tree.body:
+        if isinstance(st, ast.Import):
+            out += [a.name for a in st.names]
+        elif isinstance(st, ast.ImportFrom):
+            base = st.module or ""
+            if st.level:
+                parts = package.split(".") if package else []
+                if st.level - 1 > len(parts):
+                    continue
+                parts = parts[:len(parts) - (st.level - 1)]
+                base = ".".join(parts + ([st.module] if st.module else []))
+            if base:
+                out.append(base)
+            out += [f"{base}.{a.name}" if base else a.name for a in st.names if a.name != "*"]
+    return out
+
+
+def reaches_torch(tree: ast.Module, project: Project | None, package: str, depth: int = 3) -> bool:
+    """Whether a file without torch imports imports project modules that do (a `main.py` that only
+    runs `from lm_eval.models.gpt2 import HFLM`): their classes, run from here, may mix devices."""
+    if project is None:
+        return False
+    seen: set[str] = set()
+    todo = [(m, depth) for m in _imported_modules(tree, package)]
+    while todo:
+        mod, left = todo.pop()
+        if mod in seen or left <= 0:
+            continue
+        seen.add(mod)
+        pf = project.load(mod) if project.find(mod) else None
+        if pf is None:
+            continue
+        if imports_torch_ecosystem(pf.source, pf.tree):
+            return True
+        pkg = mod if pf.path.endswith("__init__.py") else mod.rpartition(".")[0]
+        todo += [(m, left - 1) for m in _imported_modules(pf.tree, pkg)]
+    return False
+
+
 # Statements the interpreter may run per file line (calls followed into same-file functions).
 BUDGET_PER_LINE = 30
 # Seconds the rules may run past the deadline, so the interpreter's findings are not thrown away.
@@ -137,9 +183,10 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, roots=
     except (ValueError, MemoryError) as e:
         result.error = f"The file cannot be parsed: {e}."
         return result
-    if not imports_torch_ecosystem(source, tree):
+    torch_file = imports_torch_ecosystem(source, tree)
+    project = Project.for_file(result.path, roots) if torch_file or _has_imports(tree) else None
+    if not torch_file and not reaches_torch(tree, project, package_of(result.path)[0] if result.path else ""):
         return result  # nothing device-related can happen here
-    project = Project.for_file(result.path, roots)
     index = FileIndex(tree, package=package_of(result.path)[0] if project is not None and result.path else None)
     n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, project=project,

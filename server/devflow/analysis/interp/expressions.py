@@ -151,10 +151,12 @@ class Expressions:
         if base.kind == "tensor":
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
-                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu and not base.scalar \
+                # `base.scalar` here means "may be 0-dim" (`torch.tensor(np_array)`); a tensor index only
+                # works on a tensor with dims, so it does not excuse the mix
+                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu \
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
-                    break
+                    return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
             return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
@@ -350,6 +352,10 @@ class Expressions:
             return Val("tensor", left.dev, left.origin, scalar=left.scalar)
         if right.kind == "tensor":
             return Val("tensor", right.dev, right.origin, scalar=right.scalar)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            dev = self.percent_device(node, left, right)
+            if dev is not None:
+                return dev
         if left.kind == right.kind == "const" and isinstance(node, ast.BinOp):
             try:
                 if isinstance(left.const, (int, float, str)) and isinstance(right.const, (int, float, str)) and \

@@ -162,7 +162,7 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
-        if "__opaque__" in kwargs and "device" not in kwargs:
+        if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest):
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
             d = _device_kwarg(kwargs)
@@ -422,6 +422,8 @@ class Library:
                 r = self.call_function(FuncRef(found[0], None, found[1], "method"), [UNKNOWN], {}, ds, node)
                 if r.kind == "tensor" and r.dev is not None and r.dev.is_cpu:
                     batch = Val("tensor", CPU, org)
+                elif _all_cpu_sample(r):  # `return image, label`: default_collate stacks each field on the cpu
+                    batch = Val("tensor", CPU, org, batch=COLLATED)
         elif ds.kind != "unknown" and ds.kind != "obj":
             batch = UNKNOWN
         if self.default_dev is not CPU:
@@ -467,3 +469,19 @@ def _device_kwarg(kwargs) -> Val | None:
     """The `device=` argument; `device=None` (a helper's default passed on) means the default device."""
     d = kwargs.get("device")
     return None if d is not None and d.kind == "const" and d.const is None else d
+
+
+def _all_cpu_sample(r: Val) -> bool:
+    """A dataset sample that is a tuple / list of cpu tensors and numbers (each collated into a cpu tensor)."""
+    if r.kind != "obj" or r.obj is None or r.obj.kind not in ("list", "tuple") or not r.obj.items:
+        return False
+    return all((v.kind == "tensor" and v.dev is not None and v.dev.is_cpu) or
+               (v.kind == "const" and isinstance(v.const, (int, float)) and not isinstance(v.const, bool))
+               for v in r.obj.items) and any(v.kind == "tensor" for v in r.obj.items)
+
+
+def _sized_spread(node: ast.Call, rest: str) -> bool:
+    """`torch.randn(n, *shape)`: a factory's device= is keyword-only, so a positional spread only adds
+    dimensions; with a plain first size the tensor is at least 1-d (never a 0-dim scalar)."""
+    return rest in T.FACTORIES and rest not in T.MAYBE_SCALAR_FACTORIES and bool(node.args) and \
+        not isinstance(node.args[0], ast.Starred) and all(k.arg is not None for k in node.keywords)

@@ -122,6 +122,16 @@ class MultiGpu:
             return Val("device", Dev(kind, key=ANY_INDEX), org)
         return None
 
+    def percent_device(self, node, fmt: Val, arg: Val) -> Val | None:
+        """`"cuda:%d" % i`: the device `f"cuda:{i}"` names; None for other formats."""
+        if fmt.kind != "const" or fmt.const not in ("cuda:%d", "cuda:%s", "cuda:%i"):
+            return None
+        if arg.kind == "obj" and arg.obj is not None and arg.obj.kind == "tuple" and len(arg.obj.items) == 1:
+            arg = arg.obj.items[0]
+        org = Origin(span_of(node), f"set at line {node.lineno}")
+        d = self.cuda_index_dev(arg, self.text(node))
+        return Val("device", d if d is not None else Dev("cuda", key=ANY_INDEX), org)
+
     def rank_option(self, dest: str) -> bool:
         return dest in _RANK_OPTIONS
 

@@ -4,6 +4,8 @@ arguments must share the receiver's device.
 
 from __future__ import annotations
 
+import ast
+
 from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
@@ -71,8 +73,14 @@ class Tensors:
         if name in ("sum", "mean", "max", "min", "prod", "norm", "std", "var", "all", "any", "amax", "amin") and not args \
                 and not kwargs:
             scalar = True
+        elif name in _ADDS_DIMS or (name in ("view", "reshape") and node.args and
+                                    not (isinstance(node.args[0], (ast.Tuple, ast.List)) and not node.args[0].elts)):
+            scalar = False  # a maybe-0-dim value (`torch.tensor(ids)`) with dims added is not a cpu scalar any more
         return Val("tensor", t.dev, t.origin, scalar=scalar)
 
+
+# Tensor methods whose result has at least one dimension, whatever the receiver's.
+_ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})
 
 # Methods of both nn.Module and Tensor that return the receiver's kind (or only Module's: eval/train).
 _MODULE_OR_TENSOR = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_",
