@@ -67,6 +67,12 @@ OPTIMIZERS = frozenset(OPTIMIZER_STATE)
 EAGER_STATE_OPTIMIZERS = frozenset({"Adagrad"})
 # Module wrappers taking `module` and `device_ids`.
 DATA_PARALLEL = frozenset(_TORCH["data_parallel"])
+# Every torch.nn class that is an nn.Module (the tables above cover them all), as opposed to torch.nn's
+# tensor subclasses (Parameter, Buffer, ...) and option records: only these construct a module.
+NN_MODULES = frozenset(MODULES_WITH_STATE) | PARAM_FREE_MODULES | frozenset(_TORCH["modules_not_built"]) | \
+    DATA_PARALLEL | {"Module"}
+# torch.nn's tensor subclasses: the data they wrap, owned by the module they are assigned to.
+NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
 
 
 def _newest(lib: str) -> dict:

@@ -31,7 +31,7 @@ def _module_ctor(ctx: Context, node: ast.AST) -> bool:
     q = ctx.qual(node.func)
     last = q.rsplit(".", 1)[-1]
     if q.startswith("torch.nn.") and last[:1].isupper() and not q.startswith(("torch.nn.functional", "torch.nn.utils")):
-        if last in ("ModuleList", "ModuleDict", "Parameter", "ParameterList", "ParameterDict"):
+        if last in ("ModuleList", "ModuleDict", "ParameterList", "ParameterDict") or last not in T.NN_MODULES:
             return False
         return last not in T.PARAM_FREE_MODULES or any(k.arg in T.LOSS_WEIGHT_KWARGS for k in node.keywords) \
             or last in ("Sequential",)
@@ -183,7 +183,7 @@ class ModuleCreatedInForward(Rule):
                     continue
                 q = ctx.qual(node.func)
                 last = q.rsplit(".", 1)[-1]
-                if not (q.startswith("torch.nn.") and last[:1].isupper()) or last in T.PARAM_FREE_MODULES or \
+                if not (q.startswith("torch.nn.") and last in T.NN_MODULES) or last in T.PARAM_FREE_MODULES or \
                         q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) or \
                         last in ("Parameter", "ModuleList", "ModuleDict"):
                     continue

@@ -84,6 +84,40 @@ def test_a_reduction_of_an_unknown_value_stays_0_dim_through_cpu():
     assert analyze(src).diagnostics == []
 
 
+def test_torch_tensor_of_an_unknown_value_keeps_its_unknown_device():
+    # `torch.tensor(t)` of a cuda tensor is a cuda tensor: with `shapes` a caller's value, no finding
+    # (transformers' D-FINE: `torch.tensor(spatial_shapes).flip([1]).reshape(...)` meets cuda offsets);
+    # of Python data it is a cpu tensor.
+    src = ("import torch\n"
+           "def f(offsets, shapes):\n"
+           "    norm = torch.tensor(shapes).flip([1]).reshape(1, 2)\n"
+           "    return offsets / norm\n"
+           "f(torch.zeros(1, 2, device='cuda'), torch.ones(1, 2, device='cuda'))\n")
+    assert analyze(src).diagnostics == []
+    cpu = src.replace("torch.tensor(shapes)", "torch.tensor([[4, 4]])")
+    assert [d.code for d in analyze(cpu).diagnostics] == ["DEV201"]
+
+
+def test_nn_buffer_is_a_tensor_owned_by_its_module_not_a_module():
+    src = ("import torch\nfrom torch import nn\n"
+           "class Pos(nn.Module):\n"
+           "    def __init__(self):\n"
+           "        super().__init__()\n"
+           "        self.make(8)\n"
+           "    def make(self, n):\n"
+           "        w = torch.zeros(n, 4)\n"
+           "        if hasattr(self, 'weights'):\n"
+           "            w = w.to(device=self.weights.device)\n"
+           "        self.weights = nn.Buffer(w, persistent=False)\n"
+           "    def forward(self, x):\n"
+           "        if x.shape[0] > self.weights.shape[0]:\n"
+           "            self.make(x.shape[0])\n"
+           "        return x + self.weights[: x.shape[0]]\n"
+           "m = Pos().to('cuda')\n"
+           "print(m(torch.zeros(4, 4, device='cuda')))\n")
+    assert analyze(src).diagnostics == []
+
+
 def test_cuda_vs_cpu_literal():
     src = "import torch\nx = torch.zeros(3, device='cuda')\ny = torch.ones(3)\nz = x + y\n"
     assert [d.code for d in analyze(src).diagnostics] == ["DEV201"]

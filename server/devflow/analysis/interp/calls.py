@@ -407,7 +407,7 @@ class Calls:
                 name = FileIndex.dotted(sub.func) or ""
                 q = self.index.qualify(name)
                 last = q.rsplit(".", 1)[-1]
-                if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                if q.startswith("torch.nn.") and last in T.NN_MODULES and last not in T.PARAM_FREE_MODULES \
                         and last not in T.DATA_PARALLEL:
                     found = True
                     break

@@ -145,7 +145,7 @@ class Driver:
                     q = self.index.qualify(FileIndex.dotted(st.value.func) or "")
                     last = q.rsplit(".", 1)[-1]
                     # torch.nn layers only: a same-file submodule may take cpu metadata on purpose
-                    if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                    if q.startswith("torch.nn.") and last in T.NN_MODULES and last not in T.PARAM_FREE_MODULES \
                             and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
                             and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
                         sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a submodule of `{owner.name}`"))

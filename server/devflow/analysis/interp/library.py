@@ -182,7 +182,9 @@ class Library:
                 if args and args[0].kind == "tensor":
                     return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar)
                 if a0 is not None and isinstance(a0, ast.Name) and args[0].kind == "unknown":
-                    scalar = True
+                    # `torch.tensor(x)` keeps a tensor `x` on its device: of an unknown `x`, the device
+                    # is unknown too (it is cpu only for Python data, which `x` may not be)
+                    return UNKNOWN
             if self.default_dev is not CPU and self.default_dev.known:
                 return Val("tensor", self.default_dev, self.default_origin, scalar=scalar)
             if self.default_dev is TOP:
@@ -234,7 +236,8 @@ class Library:
             return UNKNOWN
         if rest == "load":
             return self.checkpoint_load(node, args, kwargs) or UNKNOWN
-        if rest.startswith("nn.") and last[:1].isupper() and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
+        if rest.startswith("nn.") and (last in T.NN_MODULES or last in T.NN_TENSOR_WRAPPERS) \
+                and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
         if rest.startswith("optim.") and last in T.OPTIMIZERS:
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
@@ -324,7 +327,7 @@ class Library:
     def torch_module(self, node, rest: str, last: str, args, kwargs, frame) -> Val:
         qual = "torch." + rest
         org = Origin(span_of(node), f"created at line {node.lineno}")
-        if last == "Parameter":
+        if last in T.NN_TENSOR_WRAPPERS:
             # a tensor (the data it wraps) that its module owns: registered on assignment, moved with it
             self._param_nodes.add(id(node))
             a = args[0] if args else kwargs.get("data")

@@ -167,7 +167,7 @@ class Entries:
                     and isinstance(st.value, ast.Call):
                 q = index.qualify(FileIndex.dotted(st.value.func) or "")
                 last = q.rsplit(".", 1)[-1]
-                if q.startswith("torch.nn.") and last[:1].isupper() and last not in T.PARAM_FREE_MODULES \
+                if q.startswith("torch.nn.") and last in T.NN_MODULES and last not in T.PARAM_FREE_MODULES \
                         and not q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) \
                         and last not in ("Parameter", "ModuleList", "ModuleDict", "Sequential"):
                     cur = obj.attrs.get(st.targets[0].attr)
