@@ -40,9 +40,17 @@ def _after_fork_in_child():
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+_REINIT_LINES: set = set()
+
+
 def _cuda_in_bad_fork(message: str, tensors=()):
-    recorder.record_error("DEV909", message, "RuntimeError", list(tensors), frames=recorder.user_frames(
-        frame=sys._getframe(2)))
+    frames = recorder.user_frames(frame=sys._getframe(2))
+    line = frames[0][:2] if frames else None
+    if message is REINIT:
+        _REINIT_LINES.add(line)
+    elif line in _REINIT_LINES:
+        return  # an op on the tensor this line just failed to put on the GPU: the same failure
+    recorder.record_error("DEV909", message, "RuntimeError", list(tensors), frames=frames)
 
 
 def virtual_device(dev) -> torch.device:

@@ -8,6 +8,7 @@ the emulation."""
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing.spawn as mp_spawn
 import os
 
@@ -56,3 +57,6 @@ def bootstrap(out_path: str, gpus: int, meta_above: int | None):
             rec.out_path = worker_path
 
     mp_spawn.prepare = quiet_prepare
+    # A spawned child ends through sys.exit (a forked one through os._exit, see recorder): the
+    # counts of its findings are written at interpreter exit.
+    atexit.register(rec.save)

@@ -2,7 +2,8 @@
 not corpus copies): a project split over files, a mix two calls deep in a Trainer method, a mix in
 a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
 saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
-devices, .item() control flow, DataParallel over one and two virtual GPUs.
+devices, .item() control flow, DataParallel over one and two virtual GPUs, pin_memory of cuda
+batches, CUDA in forked / spawned DataLoader workers.
 
 Each program marks the lines where CUDA raises with a `# dryrun-expect: CODE` comment (or
 `# dryrun-expect(TAG): CODE` for a run given TAG below); the run must report exactly those
@@ -36,6 +37,8 @@ RUNS = {
     # DataParallel moves its module itself with one GPU (silent, as on one GPU), checks with two
     "dataparallel_1gpu": ("dataparallel_late.py", [], [], None),
     "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
+    "pinned_loader": ("pinned_loader.py", [], [], None),
+    "worker_cuda": ("worker_cuda.py", [], [], None),
 }
 
 
@@ -43,9 +46,9 @@ def expected(tag: str | None) -> set[tuple[str, int, str]]:
     out = set()
     for path in HERE.glob("*.py"):
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            m = EXPECT.search(line)
-            if m and m.group(1) == tag:
-                out.add((path.name, n, m.group(2)))
+            for m in EXPECT.finditer(line):
+                if m.group(1) == tag:
+                    out.add((path.name, n, m.group(2)))
     return out
 
 
@@ -106,7 +109,7 @@ def test_trainer_mix_two_calls_deep_keeps_the_call_chain(results):
 
 def test_collate_fn_mix_in_worker_processes_counts_every_batch(results):
     doc, _ = results["collate_workers"]
-    (d,) = doc["diagnostics"]
+    (d,) = [d for d in doc["diagnostics"] if d["code"] == "DEV901"]
     assert d["count"] == 4  # 32 rows / batches of 8, collated in two worker processes
 
 
@@ -154,3 +157,24 @@ def test_amp_gradscaler_resume_from_a_checkpoint_saved_on_the_gpu(tmp_path):
     # their load_state_dict, and the 0-dim best loss is compared as CUDA allows
     assert found(resumed) == want, proc.stderr[-3000:]
     assert resumed["status"]["state"] == "finished"
+
+
+def test_pinning_cuda_batches_is_reported_at_the_loader_with_cudas_words(results):
+    doc, _ = results["pinned_loader"]
+    by_line = {d["line"]: d for d in doc["diagnostics"]}
+    assert by_line[12]["message"] == "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"
+    # the loop that pinned the batch is on the stack; the operand says where it went to the GPU
+    assert [f["line"] for f in by_line[12]["stack"]][:2] == [12, 34]
+    assert by_line[12]["operands"][0]["origins"][0]["line"] == 10
+    assert by_line[37]["count"] == 8  # 4 batches of (inputs, labels)
+
+
+def test_cuda_in_forked_workers_uses_cudas_words_and_spawned_workers_run_emulated(results):
+    doc, proc = results["worker_cuda"]
+    by_line = {d["line"]: d for d in doc["diagnostics"]}
+    assert by_line[18]["message"] == ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                                      "multiprocessing, you must use the 'spawn' start method")
+    assert by_line[29]["message"].startswith("CUDA error: initialization error")
+    # every item of every worker; the spawned workers' mix counted from their own report files
+    assert by_line[18]["count"] == by_line[29]["count"] == by_line[40]["count"] == 8
+    assert "done" in proc.stderr
