@@ -177,6 +177,9 @@ def _rebuild_for_process(elem, vdev: str):
 
 # -- DataLoader ------------------------------------------------------------------------------------
 
+_PIN_THREADS: dict[int, list] = {}  # pin-memory thread -> the user's frames that built its DataLoader
+
+
 def install_dataloader():
     """Remember the user's line that built each DataLoader: a batch its pin_memory=True cannot pin
     is reported there (the iterator pins in library code, called from the loop)."""
@@ -192,7 +195,16 @@ def install_dataloader():
         iter_init(self, loader, *args, **kwargs)
         self._devflow_built = getattr(loader, "_devflow_built", None)
 
+    workers_init = dl._MultiProcessingDataLoaderIter.__init__
+
+    def workers_iterator_init(self, loader, *args, **kwargs):
+        workers_init(self, loader, *args, **kwargs)
+        thread = getattr(self, "_pin_memory_thread", None)  # workers' batches are pinned there
+        if thread is not None and self._devflow_built:
+            _PIN_THREADS[thread.ident] = self._devflow_built
+
     dl.DataLoader.__init__, dl._BaseDataLoaderIter.__init__ = loader_init, iterator_init
+    dl._MultiProcessingDataLoaderIter.__init__ = workers_iterator_init
 
     # In a worker, default_collate stacks into shared memory made on the batch's device: on a
     # virtual GPU (a spawned worker, or a forked one already reported) stack as CUDA would.
@@ -213,8 +225,13 @@ def install_dataloader():
 def pinning_loader_frames(frame) -> list | None:
     """The DataLoader construction line (then the user's frames that iterated it) when `frame`'s
     stack pins a batch for a DataLoader iterator; None otherwise (the user's own pin_memory call)."""
+    import threading
+
     from torch.utils.data import dataloader as dl
 
+    built = _PIN_THREADS.get(threading.get_ident())
+    if built:
+        return built[:1]
     f = frame
     while f is not None:
         if f.f_code.co_filename == dl.__file__:

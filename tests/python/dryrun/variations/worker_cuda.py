@@ -1,7 +1,7 @@
 # CUDA inside DataLoader workers. Forked workers (the default) cannot use CUDA once the parent has
 # (the model went to the GPU first): a .cuda() in __getitem__ and an op on a cuda tensor the dataset
 # holds both fail there. The same dataset in spawned workers works, and a mix inside a spawned
-# worker is found there as in the main process.
+# worker is found there as in the main process; their cuda batches cannot be pinned.
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
@@ -51,5 +51,8 @@ if __name__ == "__main__":
         assert batch.is_cuda
         model(batch)
     for batch in DataLoader(Mixed(), **spawned):
+        model(batch)
+    # cuda batches from spawned workers, pinned by the loader's pin-memory thread
+    for batch in DataLoader(ToGpu(2.0), pin_memory=True, **spawned):  # dryrun-expect: DEV908
         model(batch)
     print("done")
