@@ -178,3 +178,22 @@ def test_cuda_in_forked_workers_uses_cudas_words_and_spawned_workers_run_emulate
     # every item of every worker; the spawned workers' mix counted from their own report files
     assert by_line[18]["count"] == by_line[29]["count"] == by_line[40]["count"] == 8
     assert "done" in proc.stderr
+
+
+def test_pin_at_the_users_call_and_workers_before_the_parent_uses_cuda(tmp_path):
+    # A cuda tensor pinned by the user's own call: at that line. Workers forked before the parent
+    # touched CUDA may use it (they initialise it themselves): silent, as on a GPU.
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+        "class DS(Dataset):\n"
+        "    def __len__(self):\n        return 4\n\n"
+        "    def __getitem__(self, i):\n        return torch.ones(2).cuda()\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    batches = list(DataLoader(DS(), batch_size=2, num_workers=2))\n"
+        "    assert all(b.is_cuda for b in batches)\n"
+        "    w = torch.zeros(2, device='cuda')\n"
+        "    p = w.pin_memory()\n"
+        "    assert not w.is_pinned() and torch.zeros(2).pin_memory().is_pinned()\n")
+    doc, proc = dryrun(tmp_path, "train.py", [], [])
+    assert found(doc) == {("train.py", 17, "DEV908")}, proc.stderr[-2000:]
+    assert doc["status"]["state"] == "finished", doc["status"]
