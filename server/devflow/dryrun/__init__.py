@@ -9,7 +9,8 @@ Layout:
     devrules.py   which operands CUDA requires on one device, and CUDA's wording when they are not
     cuda_api.py   the virtual accelerator: torch.cuda.*, Tensor.to/.cuda, factories, AMP
     generators.py torch.Generator on virtual devices and CUDA's generator device check
-    wrappers.py   torch.load/save, DataParallel, DDP, torch.compile, DataLoader workers
+    wrappers.py   torch.load/save, DataParallel, DDP, torch.compile, DataLoader (pinning, worker queues)
+    spawned.py    processes started with `spawn` run under the emulation too
     recorder.py   findings: user line, stack, operand origins, dedup by (line, kind), worker processes
     limits.py     --max-steps (optimizer steps) and --timeout
     report.py     text / json / sarif, the static rule's fix for the same line

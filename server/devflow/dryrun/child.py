@@ -37,6 +37,7 @@ def install(gpus: int, meta_above: int | None):
     wrappers.install_serialization()
     wrappers.install_parallel()
     wrappers.install_compile()
+    wrappers.install_dataloader()
     import warnings
     warnings.filterwarnings("ignore", message=".*(GradScaler|autocast|CUDA|cuda).*")
     return torch
@@ -51,6 +52,8 @@ def main(argv: list[str]) -> int:
     rec = recorder.RECORDER
     rec.out_path = out_path
     install(int(gpus), int(meta_above) if meta_above != "-" else None)
+    from devflow.dryrun import spawned
+    spawned.install(out_path, int(gpus), int(meta_above) if meta_above != "-" else None)
     from devflow.dryrun.dispatch import DeviceMode
 
     limits = Limits(int(max_steps) or None, float(timeout) or None)

@@ -12,7 +12,7 @@ import torch
 
 from devflow.dryrun import generators, recorder
 from devflow.dryrun.dispatch import Settings, virtual_device
-from devflow.dryrun.vtensor import CPU, VirtualTensor, real, vdevice
+from devflow.dryrun.vtensor import CPU, VirtualTensor, real, type_name, vdevice
 
 _state = {"current": 0}
 
@@ -238,9 +238,9 @@ def _to(self, *args, **kwargs):
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
     if isinstance(device, int):
-        dev = torch.device("cuda", device)
+        dev = virtual_device(torch.device("cuda", device))
     elif device is None:
-        dev = torch.device("cuda", current_device())
+        dev = virtual_device(torch.device("cuda", current_device()))
     else:
         dev = virtual_device(device)
     return move(self, dev)
@@ -299,7 +299,25 @@ def _from_numpy(arr):
 
 
 def _pin_memory(self, device=None):
-    return self
+    """Pinning copies a cpu tensor into page-locked memory; CUDA refuses a tensor already on a GPU.
+    The mix is recorded (at the DataLoader that pins, when one does) and the tensor goes on unpinned,
+    as after the fix."""
+    if not isinstance(self, VirtualTensor):
+        return self
+    if self.vdev.type != "cpu":
+        from devflow.dryrun import wrappers
+        recorder.record_error(
+            "DEV908", f"cannot pin '{type_name(self.dtype, self.vdev)}' only dense CPU tensors can be pinned",
+            "pin_memory", [self], frames=wrappers.pinning_loader_frames(sys._getframe(1)))
+        return self
+    out = VirtualTensor(self.elem.clone(), CPU, self.origin)  # a copy, as pinning makes one
+    out.requires_grad_(self.requires_grad)
+    out._pinned = True
+    return out
+
+
+def _is_pinned(self, device=None):
+    return getattr(self, "_pinned", False)
 
 
 def _set_default_tensor_type(t):
@@ -323,7 +341,7 @@ def install_moves():
                  set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
     T.to, T.cuda, T.cpu, T.new_tensor = _to, _cuda, _cpu, _new_tensor
     T.pin_memory = _pin_memory
-    T.is_pinned = lambda self, device=None: False
+    T.is_pinned = _is_pinned
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy
     torch.Generator = generators.VirtualGenerator
     torch.set_default_tensor_type = _set_default_tensor_type

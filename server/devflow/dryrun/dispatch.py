@@ -4,6 +4,8 @@ the real cpu data as CUDA would after the fix (operands on the majority device).
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 
 import torch
@@ -20,12 +22,43 @@ class Settings:
     meta_above: int | None = None   # bytes: factories larger than this keep meta data
     devices: int = 1
     used_cuda = False               # the program put a tensor on a cuda device (see wrappers.flush)
+    forked_after_cuda = False       # this process is a fork of one that had initialised CUDA
+
+
+# CUDA is initialised lazily, by the first tensor put on a GPU; a process forked after that (a
+# DataLoader worker under the default start method) cannot use CUDA at all.
+REINIT = ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the "
+          "'spawn' start method")
+INHERITED = ("CUDA error: initialization error (a cuda tensor of the parent process used in a forked subprocess; "
+             "to use CUDA with multiprocessing, you must use the 'spawn' start method)")
+
+
+def _after_fork_in_child():
+    Settings.forked_after_cuda = Settings.used_cuda
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_REINIT_LINES: set = set()
+
+
+def _cuda_in_bad_fork(message: str, tensors=()):
+    frames = recorder.user_frames(frame=sys._getframe(2))
+    line = frames[0][:2] if frames else None
+    if message is REINIT:
+        _REINIT_LINES.add(line)
+    elif line in _REINIT_LINES:
+        return  # an op on the tensor this line just failed to put on the GPU: the same failure
+    recorder.record_error("DEV909", message, "RuntimeError", list(tensors), frames=frames)
 
 
 def virtual_device(dev) -> torch.device:
     """'cuda' -> cuda:<current>; a device string or object -> torch.device."""
     d = torch.device(dev) if not isinstance(dev, torch.device) else dev
     if d.type == "cuda":
+        if Settings.forked_after_cuda:
+            _cuda_in_bad_fork(REINIT)
         Settings.used_cuda = True
     if d.type == "cuda" and d.index is None:
         from devflow.dryrun.cuda_api import current_device
@@ -68,6 +101,10 @@ def _one_device(args, kwargs):
 
 
 def run_op(func, args, kwargs):
+    if Settings.forked_after_cuda:
+        inherited = [x for x in args if isinstance(x, VirtualTensor) and x.vdev.type == "cuda"]
+        if inherited:
+            _cuda_in_bad_fork(INHERITED, inherited[:1])
     if "device" not in kwargs and "generator" not in kwargs:
         # Most ops: every operand on one device, nothing to check; the result stays there.
         dev = _one_device(args, kwargs)

@@ -160,7 +160,87 @@ def install_serialization():
     from multiprocessing.reduction import ForkingPickler
     from torch.multiprocessing.reductions import reduce_tensor
 
-    ForkingPickler.register(VirtualTensor, lambda t: reduce_tensor(t.elem.detach() if t.requires_grad else t.elem))
+    ForkingPickler.register(VirtualTensor, _reduce_for_process)
+
+
+def _reduce_for_process(t: VirtualTensor):
+    # DataLoader worker queues: the data crosses as a shared cpu tensor (torch's own reducer), the
+    # virtual device with it - a spawned worker may return cuda tensors, as CUDA IPC lets it.
+    return _rebuild_for_process, (t.elem.detach() if t.requires_grad else t.elem, str(t.vdev))
+
+
+def _rebuild_for_process(elem, vdev: str):
+    if isinstance(elem, VirtualTensor):  # rebuilt under the dispatch mode: a wrapper of the data
+        elem = elem.elem
+    return VirtualTensor(elem, torch.device(vdev), None)
+
+
+# -- DataLoader ------------------------------------------------------------------------------------
+
+_PIN_THREADS: dict[int, list] = {}  # pin-memory thread -> the user's frames that built its DataLoader
+
+
+def install_dataloader():
+    """Remember the user's line that built each DataLoader: a batch its pin_memory=True cannot pin
+    is reported there (the iterator pins in library code, called from the loop)."""
+    from torch.utils.data import dataloader as dl
+
+    built_init, iter_init = dl.DataLoader.__init__, dl._BaseDataLoaderIter.__init__
+
+    def loader_init(self, *args, **kwargs):
+        built_init(self, *args, **kwargs)
+        self._devflow_built = recorder.user_frames(frame=sys._getframe(1))
+
+    def iterator_init(self, loader, *args, **kwargs):
+        iter_init(self, loader, *args, **kwargs)
+        self._devflow_built = getattr(loader, "_devflow_built", None)
+
+    workers_init = dl._MultiProcessingDataLoaderIter.__init__
+
+    def workers_iterator_init(self, loader, *args, **kwargs):
+        workers_init(self, loader, *args, **kwargs)
+        thread = getattr(self, "_pin_memory_thread", None)  # workers' batches are pinned there
+        if thread is not None and self._devflow_built:
+            _PIN_THREADS[thread.ident] = self._devflow_built
+
+    dl.DataLoader.__init__, dl._BaseDataLoaderIter.__init__ = loader_init, iterator_init
+    dl._MultiProcessingDataLoaderIter.__init__ = workers_iterator_init
+
+    # In a worker, default_collate stacks into shared memory made on the batch's device: on a
+    # virtual GPU (a spawned worker, or a forked one already reported) stack as CUDA would.
+    from torch.utils.data._utils import collate
+
+    plain = collate.collate_tensor_fn
+
+    def collate_tensor_fn(batch, *, collate_fn_map=None):
+        elem = batch[0]
+        if isinstance(elem, VirtualTensor) and elem.vdev.type != "cpu":
+            return torch.stack(batch, 0)
+        return plain(batch, collate_fn_map=collate_fn_map)
+
+    collate.collate_tensor_fn = collate_tensor_fn
+    collate.default_collate_fn_map[torch.Tensor] = collate_tensor_fn
+
+
+def pinning_loader_frames(frame) -> list | None:
+    """The DataLoader construction line (then the user's frames that iterated it) when `frame`'s
+    stack pins a batch for a DataLoader iterator; None otherwise (the user's own pin_memory call)."""
+    import threading
+
+    from torch.utils.data import dataloader as dl
+
+    built = _PIN_THREADS.get(threading.get_ident())
+    if built:
+        return built[:1]
+    f = frame
+    while f is not None:
+        if f.f_code.co_filename == dl.__file__:
+            it = f.f_locals.get("self")
+            built = getattr(it, "_devflow_built", None) if isinstance(it, dl._BaseDataLoaderIter) else None
+            if built:
+                return built[:1] + recorder.user_frames(frame=frame)
+        f = f.f_back
+    return None
 
 
 # -- DataParallel / DistributedDataParallel -------------------------------------------------------------

@@ -92,6 +92,8 @@ _DYNAMIC = [
     RuleInfo("DEV905", "cuda-tensor-to-numpy", "A cuda tensor was converted to numpy without .cpu()", None),
     RuleInfo("DEV906", "checkpoint-needs-cuda", "A checkpoint saved on cuda was loaded without map_location (fails on a machine without CUDA)", None),
     RuleInfo("DEV907", "device-error-raised", "The run stopped at a device error raised by library code", None),
+    RuleInfo("DEV908", "pin-device-tensor", "pin_memory() of a tensor already on a device (a DataLoader with pin_memory=True over cuda tensors)", None),
+    RuleInfo("DEV909", "cuda-in-forked-worker", "CUDA used in a forked DataLoader worker after the parent initialised CUDA", None),
 ]
 
 DYNAMIC_RULES: dict[str, RuleInfo] = {r.code: r for r in _DYNAMIC}

@@ -138,7 +138,25 @@ def table(rows: list[dict]) -> str:
     lines.append(f"buggy found: {found}/{len(rows)} ({100 * found / n:.0f}%); fixed clean and ends "
                  f"normally: {clean}/{len(rows)} ({100 * clean / n:.0f}%); both: {both}/{len(rows)} "
                  f"({100 * both / n:.0f}%)")
+    # a fixed.py that fails on the real H100 as well: its finding is the emulation being faithful
+    gpu_fails = _fixed_fails_on_gpu()
+    faithful = [r["id"] for r in rows if not r["fixed_clean"] and r["id"] in gpu_fails]
+    if faithful:
+        lines.append(f"fixed.py reported and failing on the H100 too ({len(faithful)}): "
+                     + ", ".join(f"{c} ({gpu_fails[c]})" for c in faithful)
+                     + f"; clean or failing on the H100: {clean + len(faithful)}/{len(rows)}")
     return "\n".join(lines)
+
+
+def _fixed_fails_on_gpu() -> dict[str, str]:
+    runs = SHARED / "corpus" / "gpu" / "h100_runs.json"
+    if not runs.exists():
+        return {}
+    cases = json.loads(runs.read_text()).get("cases", {})
+    # torch's own errors only: not a missing package or network of that machine
+    return {cid: c["fixed"].get("exception", "")[:80] for cid, c in cases.items()
+            if isinstance(c, dict) and isinstance(c.get("fixed"), dict) and c["fixed"].get("rc")
+            and c["fixed"].get("exception", "").startswith("RuntimeError")}
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 not corpus copies): a project split over files, a mix two calls deep in a Trainer method, a mix in
 a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
 saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
-devices, .item() control flow, DataParallel over one and two virtual GPUs.
+devices, .item() control flow, DataParallel over one and two virtual GPUs, pin_memory of cuda
+batches, CUDA in forked / spawned DataLoader workers.
 
 Each program marks the lines where CUDA raises with a `# dryrun-expect: CODE` comment (or
 `# dryrun-expect(TAG): CODE` for a run given TAG below); the run must report exactly those
@@ -36,6 +37,8 @@ RUNS = {
     # DataParallel moves its module itself with one GPU (silent, as on one GPU), checks with two
     "dataparallel_1gpu": ("dataparallel_late.py", [], [], None),
     "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
+    "pinned_loader": ("pinned_loader.py", [], [], None),
+    "worker_cuda": ("worker_cuda.py", [], [], None),
 }
 
 
@@ -43,9 +46,9 @@ def expected(tag: str | None) -> set[tuple[str, int, str]]:
     out = set()
     for path in HERE.glob("*.py"):
         for n, line in enumerate(path.read_text().splitlines(), 1):
-            m = EXPECT.search(line)
-            if m and m.group(1) == tag:
-                out.add((path.name, n, m.group(2)))
+            for m in EXPECT.finditer(line):
+                if m.group(1) == tag:
+                    out.add((path.name, n, m.group(2)))
     return out
 
 
@@ -106,7 +109,7 @@ def test_trainer_mix_two_calls_deep_keeps_the_call_chain(results):
 
 def test_collate_fn_mix_in_worker_processes_counts_every_batch(results):
     doc, _ = results["collate_workers"]
-    (d,) = doc["diagnostics"]
+    (d,) = [d for d in doc["diagnostics"] if d["code"] == "DEV901"]
     assert d["count"] == 4  # 32 rows / batches of 8, collated in two worker processes
 
 
@@ -154,3 +157,43 @@ def test_amp_gradscaler_resume_from_a_checkpoint_saved_on_the_gpu(tmp_path):
     # their load_state_dict, and the 0-dim best loss is compared as CUDA allows
     assert found(resumed) == want, proc.stderr[-3000:]
     assert resumed["status"]["state"] == "finished"
+
+
+def test_pinning_cuda_batches_is_reported_at_the_loader_with_cudas_words(results):
+    doc, _ = results["pinned_loader"]
+    by_line = {d["line"]: d for d in doc["diagnostics"]}
+    assert by_line[12]["message"] == "cannot pin 'torch.cuda.FloatTensor' only dense CPU tensors can be pinned"
+    # the loop that pinned the batch is on the stack; the operand says where it went to the GPU
+    assert [f["line"] for f in by_line[12]["stack"]][:2] == [12, 34]
+    assert by_line[12]["operands"][0]["origins"][0]["line"] == 10
+    assert by_line[37]["count"] == 8  # 4 batches of (inputs, labels)
+
+
+def test_cuda_in_forked_workers_uses_cudas_words_and_spawned_workers_run_emulated(results):
+    doc, proc = results["worker_cuda"]
+    by_line = {d["line"]: d for d in doc["diagnostics"]}
+    assert by_line[18]["message"] == ("Cannot re-initialize CUDA in forked subprocess. To use CUDA with "
+                                      "multiprocessing, you must use the 'spawn' start method")
+    assert by_line[29]["message"].startswith("CUDA error: initialization error")
+    # every item of every worker; the spawned workers' mix counted from their own report files
+    assert by_line[18]["count"] == by_line[29]["count"] == by_line[40]["count"] == 8
+    assert "done" in proc.stderr
+
+
+def test_pin_at_the_users_call_and_workers_before_the_parent_uses_cuda(tmp_path):
+    # A cuda tensor pinned by the user's own call: at that line. Workers forked before the parent
+    # touched CUDA may use it (they initialise it themselves): silent, as on a GPU.
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+        "class DS(Dataset):\n"
+        "    def __len__(self):\n        return 4\n\n"
+        "    def __getitem__(self, i):\n        return torch.ones(2).cuda()\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    batches = list(DataLoader(DS(), batch_size=2, num_workers=2))\n"
+        "    assert all(b.is_cuda for b in batches)\n"
+        "    w = torch.zeros(2, device='cuda')\n"
+        "    p = w.pin_memory()\n"
+        "    assert not w.is_pinned() and torch.zeros(2).pin_memory().is_pinned()\n")
+    doc, proc = dryrun(tmp_path, "train.py", [], [])
+    assert found(doc) == {("train.py", 17, "DEV908")}, proc.stderr[-2000:]
+    assert doc["status"]["state"] == "finished", doc["status"]

@@ -1,5 +1,7 @@
 # A mix inside a DataLoader collate_fn that runs in 2 worker processes: the normalisation
-# statistics live on the GPU (moved there with the model), the batch is still on the cpu.
+# statistics live on the GPU (moved there with the model), the batch is still on the cpu. Once the
+# mix is fixed by moving the batch to the GPU, the forked worker fails to use CUDA (DEV909): the
+# statistics belong on the cpu here.
 import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, Dataset
@@ -19,7 +21,7 @@ class Rows(Dataset):
 def collate(batch):
     x = torch.stack([b[0] for b in batch])
     y = torch.tensor([b[1] for b in batch])
-    return (x - stats["mean"]) / stats["std"], y  # dryrun-expect: DEV901
+    return (x - stats["mean"]) / stats["std"], y  # dryrun-expect: DEV901  # dryrun-expect: DEV909
 
 
 if __name__ == "__main__":
