@@ -20,19 +20,15 @@ from pathlib import Path
 
 import pytest
 
-from devflow.api import check_path, check_source
+from devflow.api import check_source
+from project_fixtures import findings
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "cuda_world"
 HELPERS = CASES.parent / "helpers"
 
 
 def _findings(case: Path) -> list[str]:
-    out = []
-    for f in sorted(case.rglob("*.py")):
-        result = check_path(str(f))
-        assert not result.rule_errors, result.rule_errors
-        out += [f"{f.name}:{d.span.line} {d.code}" for d in result.diagnostics]
-    return sorted(out)
+    return findings(case)
 
 
 @pytest.mark.parametrize("case", sorted((p for root in (CASES, HELPERS) for p in root.iterdir()

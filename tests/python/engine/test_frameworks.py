@@ -14,6 +14,7 @@ import pytest
 
 from devflow.analysis import framework_api as F
 from devflow.api import check_path
+from project_fixtures import findings
 from devflow.engine import analyze
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "frameworks"
@@ -21,12 +22,7 @@ KNOWLEDGE = Path(__file__).resolve().parents[3] / "server" / "devflow" / "knowle
 
 
 def _findings(case: Path) -> list[str]:
-    out = []
-    for f in sorted(case.rglob("*.py")):
-        result = check_path(str(f))
-        assert not result.rule_errors, result.rule_errors
-        out += [f"{f.name}:{d.span.line} {d.code}" for d in result.diagnostics]
-    return sorted(out)
+    return findings(case)
 
 
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.txt").exists())

@@ -13,18 +13,14 @@ import pytest
 
 from devflow.analysis.program import Project, package_of
 from devflow.api import check_path
+from project_fixtures import findings
 from devflow.engine import analyze
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "program"
 
 
 def _findings(case: Path) -> list[str]:
-    out = []
-    for f in sorted(case.rglob("*.py")):
-        result = check_path(str(f))
-        assert not result.rule_errors, result.rule_errors
-        out += [f"{f.name}:{d.span.line} {d.code}" for d in result.diagnostics]
-    return sorted(out)
+    return findings(case)
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CASES.iterdir() if (p / "expect.txt").exists()))

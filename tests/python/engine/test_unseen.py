@@ -12,18 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from devflow.api import check_path
+from project_fixtures import findings
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "unseen"
 
 
 def _findings(case: Path) -> list[str]:
-    out = []
-    for f in sorted(case.rglob("*.py")):
-        result = check_path(str(f))
-        assert not result.rule_errors, result.rule_errors
-        out += [f"{f.relative_to(case).as_posix()}:{d.span.line} {d.code}" for d in result.diagnostics]
-    return sorted(out)
+    return findings(case, relative=True)
 
 
 def _not_found_yet(case: Path) -> bool:

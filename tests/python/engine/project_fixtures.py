@@ -1,0 +1,30 @@
+"""Fixture projects (tests/fixtures/engine/<group>/<case>/): every .py file of a case is checked by path
+(its imports of the case's other files resolve) and its findings, as "file:LINE CODE" lines, are compared
+with the case's `expect.txt` (empty for a clean project)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from devflow.api import check_path
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "engine"
+
+
+def case_names(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if (p / "expect.txt").exists())
+
+
+def findings(case: Path, relative: bool = False) -> list[str]:
+    """Each file named by its name, or (`relative`) by its path inside the case."""
+    out = []
+    for f in sorted(case.rglob("*.py")):
+        result = check_path(str(f))
+        assert not result.rule_errors, result.rule_errors
+        name = f.relative_to(case).as_posix() if relative else f.name
+        out += [f"{name}:{d.span.line} {d.code}" for d in result.diagnostics]
+    return sorted(out)
+
+
+def expected(case: Path) -> list[str]:
+    return sorted(line for line in (case / "expect.txt").read_text().splitlines() if line.strip())
