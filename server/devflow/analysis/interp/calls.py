@@ -13,7 +13,7 @@ from devflow.analysis.lattice import CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS, method_kind
 
 
 class Calls:
@@ -114,7 +114,7 @@ class Calls:
                 if found is not None:
                     fn, owner = found
                     decos = decorators(fn)
-                    kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "method")
+                    kind = method_kind(decos, "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
             return Val("method", const=attr, bound=base)
         return class_member(base, attr)

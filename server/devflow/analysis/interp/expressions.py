@@ -9,7 +9,7 @@ import builtins
 
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 
 BUILTIN_NAMES = frozenset(dir(builtins))
@@ -122,7 +122,7 @@ class Expressions:
                 if found is not None:
                     fn, owner = found
                     decos = decorators(fn)
-                    kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "method")
+                    kind = method_kind(decos, "method")
                     if "property" in decos:
                         return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)

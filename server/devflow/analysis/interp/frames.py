@@ -76,6 +76,12 @@ def _decorators_of(node) -> set[str]:
     return out
 
 
+def method_kind(decos: set[str], plain: str) -> str:
+    """How a function found on a class binds: `plain` ("method" on an instance, "function" on the class)
+    unless it is a static or class method."""
+    return "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else plain)
+
+
 def class_member(base: Val, attr: str) -> Val:
     """`Cls.attr` for a class defined in this file: its function, bound for a classmethod."""
     if base.kind == "class" and isinstance(base.func, ClassInfo):
@@ -83,7 +89,7 @@ def class_member(base: Val, attr: str) -> Val:
         if found is not None:
             fn, owner = found
             decos = decorators(fn)
-            kind = "staticmethod" if "staticmethod" in decos else ("classmethod" if "classmethod" in decos else "function")
+            kind = method_kind(decos, "function")
             return Val("func", func=FuncRef(fn, None, owner, kind), bound=base if kind == "classmethod" else None)
     return UNKNOWN
 
