@@ -7,6 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { quickOpen } from './quickopen.mjs';
 
 /** DEV101 (a module created after the move) and DEV201 (a cpu tensor meets the model's output). */
 const mixed = (canonical) => `${canonical.trimEnd()}\nz = torch.zeros(4, 2) + y\n`;
@@ -81,12 +82,7 @@ async function countIn(page, name) {
 }
 
 async function open(page, name, STEP_MS) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: STEP_MS });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: STEP_MS });
-  await page.keyboard.press('Enter');
+  await quickOpen(page, name, STEP_MS);
   await page.locator(`.tab.active[aria-label^="${name}"]`).first().waitFor({ timeout: STEP_MS });
   await page.locator('.monaco-editor .view-lines', { hasText: 'model.head' }).first().waitFor({ timeout: STEP_MS });
 }

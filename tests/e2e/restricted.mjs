@@ -9,6 +9,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { quickOpen } from './quickopen.mjs';
 
 /** Importing any of these from the folder leaves a line in `marker`. */
 export function writeHostileWorkspace(dir, marker, canonical) {
@@ -135,12 +136,7 @@ export async function restrictedModeScenario(ctx) {
     // Restricted Mode is on: the status bar says so.
     await page.locator('.statusbar-item', { hasText: 'Restricted Mode' }).first().waitFor({ timeout: STEP_MS });
     await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'model.py' }).first().waitFor({ timeout: STEP_MS });
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: STEP_MS });
-    await input.fill('model.py');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'model.py' }).first().waitFor({ timeout: STEP_MS });
-    await page.keyboard.press('Enter');
+    await quickOpen(page, 'model.py', STEP_MS);
     await page.locator('.monaco-editor .view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
     await shot(page, '20-restricted-mode-squiggle');
     await liveStatusAndCommands(page, shot, STEP_MS);

@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { multiRootScenario } from './multiroot.mjs';
+import { quickOpen } from './quickopen.mjs';
 import { restrictedModeScenario } from './restricted.mjs';
 import { CANONICAL, writeWorkspace } from './workspace.mjs';
 
@@ -200,15 +201,9 @@ function copyLogs() {
   for (const f of found) fs.copyFileSync(f, path.join(artifacts, `log-${path.basename(path.dirname(f))}-${path.basename(f)}`));
 }
 
-async function openFile(page, name) {
-  await page.keyboard.press('Control+P');
-  const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: STEP_MS });
-  await input.fill(name);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: name }).first().waitFor({ timeout: STEP_MS });
-  await page.keyboard.press('Enter');
-  await page.locator(`.tab[aria-label^="${name}"]`).first().waitFor({ timeout: STEP_MS });
-  await page.locator('.monaco-editor .view-lines', { hasText: 'model.head' }).first().waitFor({ timeout: STEP_MS });
+async function openFile(page, name, shows = 'model.head') {
+  await quickOpen(page, name, STEP_MS, log);
+  await page.locator('.monaco-editor .view-lines', { hasText: shows }).first().waitFor({ timeout: STEP_MS });
 }
 
 async function runCommand(page, title) {
@@ -333,12 +328,7 @@ async function scenarios(page, port) {
   });
 
   await step('a notebook: the problem in the second cell gets its squiggle there', async () => {
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: STEP_MS });
-    await input.fill('cells.ipynb');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cells.ipynb' }).first().waitFor({ timeout: STEP_MS });
-    await page.keyboard.press('Enter');
+    await quickOpen(page, 'cells.ipynb', STEP_MS, log);
     const cell = page.locator('.notebook-editor .cell-editor-container', { hasText: 'model.head = nn.Linear' }).first();
     await cell.waitFor({ timeout: STEP_MS });
     await cell.locator('.view-overlays [class*="squiggly-"]').first().waitFor({ timeout: STEP_MS });
@@ -418,13 +408,7 @@ async function debugPlacementSteps(page, step) {
   await step('"Devflow: Debug Current File" (devflow-python) stops on a cross-device error; Device Placement names the culprit', async () => {
     const file = path.join(dirs.workspace, 'placement_demo.py');
     fs.writeFileSync(file, PLACEMENT_DEMO);
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: STEP_MS });
-    await input.fill('placement_demo.py');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'placement_demo.py' }).first().waitFor({ timeout: STEP_MS });
-    await page.keyboard.press('Enter');
-    await page.locator('.monaco-editor .view-lines', { hasText: 'model.out_head' }).first().waitFor({ timeout: STEP_MS });
+    await openFile(page, 'placement_demo.py', 'model.out_head');
     await runCommand(page, 'Devflow: Debug Current File');
     // The session stops on the uncaught exception (debugpy's default filter) and the view opens.
     const frame = placementFrame(page);
@@ -465,12 +449,7 @@ async function notebookFixAllPhase(page) {
   await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'cells.ipynb' }).first().dblclick();
   const opened = page.locator('.tab[aria-label^="cells.ipynb"]').first();
   if (!(await opened.isVisible())) {
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: STEP_MS });
-    await input.fill('cells.ipynb');
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'cells.ipynb' }).first().waitFor({ timeout: STEP_MS });
-    await page.keyboard.press('Enter');
+    await quickOpen(page, 'cells.ipynb', STEP_MS, log);
   }
   await opened.waitFor({ timeout: STEP_MS });
   const cell = page.locator('.notebook-editor .cell-editor-container', { hasText: 'model.head = nn.Linear' }).first();
