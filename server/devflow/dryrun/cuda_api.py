@@ -194,7 +194,8 @@ class _Move(torch.autograd.Function):
             out = VirtualTensor(out, vdev, origin)
         if vdev.type == "cuda" and Settings.meta_above is not None \
                 and out.elem.numel() * out.elem.element_size() > Settings.meta_above:
-            out.elem = out.elem.to("meta")
+            with torch.utils._python_dispatch._disable_current_modes():  # the data itself, not a wrapper
+                out.elem = out.elem.to("meta")
         out.vdev, out.origin = vdev, origin
         return out
 

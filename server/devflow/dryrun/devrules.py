@@ -4,7 +4,8 @@ uses when they do not (texts as a real GPU prints them, see docs/dryrun.md).
 An op's tensors must all be on one device, except
   * 0-dim cpu tensors (CUDA reads them as scalars),
   * cpu index tensors of an indexed cuda tensor (aten.index / index_put);
-and a cpu tensor indexed by a cuda index fails with its own message.
+and a cpu tensor indexed by a cuda index fails with its own message; tensors a kernel reads on the
+host (HOST_ARGUMENTS) must be on the cpu.
 Copies (to, copy_) cross devices by design.
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 import torch
 
 aten = torch.ops.aten
+CPU_DEVICE = torch.device("cpu")
 
 CROSS_DEVICE_OK = {
     aten._to_copy.default, aten.copy_.default, aten.copy.default, aten._copy_from.default,
@@ -25,6 +27,11 @@ CROSS_DEVICE_OK = {
 }
 INDEX_OPS = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default, aten._index_put_impl_.default,
              aten._unsafe_index.Tensor, aten._unsafe_index_put.default}
+# Tensors a CUDA kernel reads on the host: they must be cpu tensors whatever the op's device, and take
+# no part in its same-device check (pack_padded_sequence's lengths; the PackedSequence it returns keeps
+# its batch sizes on the cpu: HOST_RESULTS, by result index).
+HOST_ARGUMENTS = {aten._pack_padded_sequence.default: ("lengths",)}
+HOST_RESULTS = {aten._pack_padded_sequence.default: (1,)}
 CONV_OPS = {aten.convolution.default, aten._convolution.default, aten.conv2d.default, aten.conv1d.default,
             aten.conv3d.default, aten.conv_transpose2d.input, aten.conv_transpose1d.default}
 
@@ -73,6 +80,13 @@ def check(func, ops: list[Operand]) -> Mix | None:
         return None
     if func in INDEX_OPS:
         return _check_index(func, ops)
+    host = HOST_ARGUMENTS.get(func)
+    if host is not None:
+        return _check_host(func, ops, host)
+    return _check_same_device(func, ops)
+
+
+def _check_same_device(func, ops: list[Operand]) -> Mix | None:
     checked = [o for o in ops if not _scalar_like(o)]
     devices = _distinct(o.device for o in checked)
     if len(devices) < 2:
@@ -93,6 +107,23 @@ def check(func, ops: list[Operand]) -> Mix | None:
                f"wrapper_CUDA_{_kernel_name(func)})")
     return Mix("DEV901", msg, [first, odd] + [o for o in checked if o.device != first.device and o is not odd],
                target)
+
+
+# c10's ScalarType names, as CUDA's messages print them
+_SCALAR_NAMES = {torch.int64: "Long", torch.int32: "Int", torch.int16: "Short", torch.int8: "Char",
+                 torch.uint8: "Byte", torch.bool: "Bool", torch.float32: "Float", torch.float64: "Double",
+                 torch.float16: "Half", torch.bfloat16: "BFloat16"}
+
+
+def _check_host(func, ops: list[Operand], host: tuple) -> Mix | None:
+    device_ops = [o for o in ops if o.name not in host]
+    odd = next((o for o in ops if o.name in host and o.device.type != "cpu"), None)
+    if odd is not None:
+        t = odd.tensor
+        msg = (f"'{odd.name}' argument should be a 1D CPU int64 tensor, but got {t.dim()}D {odd.device} "
+               f"{_SCALAR_NAMES.get(t.dtype, str(t.dtype))} tensor")
+        return Mix("DEV911", msg, [odd], result_device(device_ops) if device_ops else CPU_DEVICE)
+    return _check_same_device(func, device_ops)
 
 
 def _check_index(func, ops: list[Operand]) -> Mix | None:
@@ -175,4 +206,4 @@ def result_device(ops: list[Operand]) -> torch.device:
     for o in ops:
         if o.device.type != "cpu":
             return o.device
-    return ops[0].device if ops else torch.device("cpu")
+    return ops[0].device if ops else CPU_DEVICE

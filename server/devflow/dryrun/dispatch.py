@@ -11,7 +11,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from devflow.dryrun import devrules, recorder
+from devflow.dryrun import devrules, host_readers, recorder
 from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
 
 aten = torch.ops.aten
@@ -105,7 +105,7 @@ def run_op(func, args, kwargs):
         inherited = [x for x in args if isinstance(x, VirtualTensor) and x.vdev.type == "cuda"]
         if inherited:
             _cuda_in_bad_fork(INHERITED, inherited[:1])
-    if "device" not in kwargs and "generator" not in kwargs:
+    if "device" not in kwargs and "generator" not in kwargs and func not in devrules.HOST_ARGUMENTS:
         # Most ops: every operand on one device, nothing to check; the result stays there.
         dev = _one_device(args, kwargs)
         if dev is not None and dev is not _MIXED:
@@ -151,7 +151,16 @@ def run_op(func, args, kwargs):
     origin = _origin_of(ops, target, func, dev_kw is not None)
     if _changes_shape(func):
         _refresh(args[0])
-    return _wrap(out, target, origin, args)
+    result = _wrap(out, target, origin, args)
+    host = devrules.HOST_RESULTS.get(func)
+    return result if host is None else _on_host(result, host)
+
+
+def _on_host(results: tuple, indices: tuple) -> tuple:
+    """The results a CUDA kernel returns on the cpu whatever the op's device, as plain cpu tensors: C++
+    code reads their values straight from memory (a PackedSequence's batch sizes, in the RNN kernels
+    and in backward), which a VirtualTensor wrapper does not have."""
+    return type(results)(r.elem if i in indices else r for i, r in enumerate(results))
 
 
 def _run_on(func, args, kwargs, target):
@@ -305,6 +314,8 @@ def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
     composites). A subclass hook runs only for calls that have a virtual tensor argument, which is
     cheaper than a mode that sees every call."""
     kwargs = kwargs or {}
+    if func in host_readers.READERS:
+        return host_readers.call(func, args, kwargs)
     # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
     # device= says: only allocations inside other ops follow their inputs.
     dev = None if func in _FACTORIES else _first_device(args, kwargs)

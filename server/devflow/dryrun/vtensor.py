@@ -10,6 +10,7 @@ applies CUDA's device rules and runs the op on the real data.
 from __future__ import annotations
 
 import torch
+from torch.utils._python_dispatch import _disable_current_modes as _plain
 
 CPU = torch.device("cpu")
 
@@ -63,8 +64,12 @@ class VirtualTensor(torch.Tensor):
             return self.to(_dtype_of_type_name(dtype)).cuda()
         return super().type(dtype, non_blocking, **kwargs)
 
+    # The real data is read outside the dry run's hook: under it, the plain `elem`'s own ops (the
+    # detach that tolist / numpy / repr make, inference mode's aliasing) would come back as wrappers,
+    # which have no memory to read.
     def tolist(self):
-        return self.elem.tolist()
+        with _plain():
+            return self.elem.tolist()
 
     def untyped_storage(self):
         return self.elem.untyped_storage()
@@ -73,7 +78,8 @@ class VirtualTensor(torch.Tensor):
         return self.elem.data_ptr()
 
     def __repr__(self, *, tensor_contents=None):
-        text = repr(self.elem)
+        with _plain():
+            text = repr(self.elem)
         if self.vdev.type != "cpu":
             inner = text[:-1] if text.endswith(")") else text
             text = f"{inner}, device='{self.vdev}')"
@@ -93,7 +99,7 @@ class VirtualTensor(torch.Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        with torch.no_grad():
+        with torch.no_grad(), _plain():
             new = VirtualTensor(self.elem.clone(), self.vdev, self.origin)
         new.requires_grad_(self.requires_grad)
         if getattr(self, "_is_param", False):
@@ -107,9 +113,12 @@ class VirtualTensor(torch.Tensor):
         from devflow.dryrun import recorder
         if self.vdev.type == "cuda" and not force:
             recorder.record_error(
-                "to-numpy", f"can't convert {self.vdev} device type tensor to numpy. Use Tensor.cpu() to copy "
+                "DEV905", f"can't convert {self.vdev} device type tensor to numpy. Use Tensor.cpu() to copy "
                 "the tensor to host memory first.", "TypeError", [self])
-        return self.elem.detach().numpy() if not self.requires_grad else self.elem.numpy()
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        with _plain():
+            return self.elem.detach().numpy()
 
     def __array__(self, dtype=None, copy=None):
         arr = self.numpy()

@@ -8,6 +8,7 @@ import sys
 
 import torch
 import torch.nn as nn
+from torch.utils._python_dispatch import _disable_current_modes
 
 from devflow.dryrun import recorder
 from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
@@ -55,8 +56,6 @@ _UNSET = object()
 def _load(f, map_location=_UNSET, *args, **kwargs):
     given = map_location is not _UNSET  # even None: the caller decided where tensors go
     map_location = None if map_location is _UNSET else map_location
-    from torch.utils._python_dispatch import _disable_current_modes
-
     _LOAD_TAGS.clear()
     with _disable_current_modes():  # plain tensors, tagged below from their storages' locations
         obj = _orig["load"](f, map_location, *args, **kwargs)
@@ -166,7 +165,9 @@ def install_serialization():
 def _reduce_for_process(t: VirtualTensor):
     # DataLoader worker queues: the data crosses as a shared cpu tensor (torch's own reducer), the
     # virtual device with it - a spawned worker may return cuda tensors, as CUDA IPC lets it.
-    return _rebuild_for_process, (t.elem.detach() if t.requires_grad else t.elem, str(t.vdev))
+    with _disable_current_modes():  # the data itself (a detach under the hook would wrap it again)
+        elem = t.elem.detach() if t.requires_grad else t.elem
+    return _rebuild_for_process, (elem, str(t.vdev))
 
 
 def _rebuild_for_process(elem, vdev: str):
