@@ -26,11 +26,12 @@ def reduce_virtual(t: VirtualTensor, proto):
     elem = t.elem
     if t.vdev.type == "cuda" and elem.device.type == "cpu":
         _SAVE_TAGS[elem.untyped_storage().data_ptr()] = str(t.vdev)
-    if getattr(t, "_is_param", False):
-        return (torch._utils._rebuild_parameter, (elem.detach(), t.requires_grad, {}))
-    if t.requires_grad:
-        elem = elem.detach()
-    return elem.__reduce_ex__(proto)
+    with _disable_current_modes():  # the data itself: under the hook, its detach / storage views come back wrapped
+        if getattr(t, "_is_param", False):
+            return (torch._utils._rebuild_parameter, (elem.detach(), t.requires_grad, {}))
+        if t.requires_grad:
+            elem = elem.detach()
+        return elem.__reduce_ex__(proto)
 
 
 def _tagger(obj):
@@ -111,7 +112,7 @@ def _retag(obj, origin, memo):
         return obj
     if isinstance(obj, torch.Tensor):
         loc = _LOAD_TAGS.get(obj.untyped_storage().data_ptr()) if obj.device.type == "cpu" else None
-        vdev = torch.device(loc) if loc else obj.device
+        vdev = _virtual_device(loc) if loc else obj.device
         out = VirtualTensor(obj.detach(), vdev, origin)
         if isinstance(obj, nn.Parameter):
             out._is_param = True
@@ -142,6 +143,22 @@ def _retag(obj, origin, memo):
     return obj
 
 
+def _virtual_device(location: str) -> torch.device:
+    # map_location="cuda" / torch.device("cuda") put storages on the current device, "cuda:N" as CUDA
+    # names it (a tensor on "cuda" would differ from every "cuda:0" tensor).
+    from devflow.dryrun.dispatch import virtual_device
+    return virtual_device(location)
+
+
+def _storage_cuda(self, device=None, non_blocking=False):
+    """`storage.cuda(k)` (a map_location function): the data stays here, tagged with the device the
+    storage is on as far as the program can tell."""
+    dev = _virtual_device(torch.device("cuda", device) if isinstance(device, int) else (device or "cuda"))
+    untyped = self._untyped_storage if isinstance(self, torch.storage.TypedStorage) else self
+    _LOAD_TAGS[untyped.data_ptr()] = str(dev)
+    return self
+
+
 def _save(obj, f, *args, **kwargs):
     try:
         return _orig["save"](obj, f, *args, **kwargs)
@@ -155,6 +172,7 @@ def install_serialization():
     ser.register_package(1, _tagger, _deserializer)
     _orig.update(load=torch.load, save=torch.save)
     torch.load, torch.save = _load, _save
+    torch.UntypedStorage.cuda = torch.storage.TypedStorage.cuda = _storage_cuda
     ser.load, ser.save = _load, _save
     from multiprocessing.reduction import ForkingPickler
     from torch.multiprocessing.reductions import reduce_tensor

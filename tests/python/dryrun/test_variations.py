@@ -3,7 +3,8 @@ not corpus copies): a project split over files, a mix two calls deep in a Traine
 a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
 saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
 devices, .item() control flow, DataParallel over one and two virtual GPUs, pin_memory of cuda
-batches, CUDA in forked / spawned DataLoader workers.
+batches, CUDA in forked / spawned DataLoader workers, packed sequences, a correct script of everyday
+idioms (numpy, deepcopy, checkpoints loaded with every kind of map_location) that must stay silent.
 
 Each program marks the lines where CUDA raises with a `# dryrun-expect: CODE` comment (or
 `# dryrun-expect(TAG): CODE` for a run given TAG below); the run must report exactly those
@@ -39,6 +40,8 @@ RUNS = {
     "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
     "pinned_loader": ("pinned_loader.py", [], [], None),
     "worker_cuda": ("worker_cuda.py", [], [], None),
+    "packed_lengths": ("packed_lengths.py", [], [], None),
+    "everyday_idioms": ("everyday_idioms.py", [], [], None),
 }
 
 
@@ -197,3 +200,10 @@ def test_pin_at_the_users_call_and_workers_before_the_parent_uses_cuda(tmp_path)
     doc, proc = dryrun(tmp_path, "train.py", [], [])
     assert found(doc) == {("train.py", 17, "DEV908")}, proc.stderr[-2000:]
     assert doc["status"]["state"] == "finished", doc["status"]
+
+
+def test_packed_lengths_use_cudas_words_and_the_run_trains_on(results):
+    doc, _ = results["packed_lengths"]
+    (d,) = doc["diagnostics"]
+    assert d["message"] == "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"
+    assert d["count"] == 2 and doc["status"]["steps"] == 2  # once per step: the training went on after it
