@@ -169,6 +169,10 @@ class Calls:
             return self.instantiate(node, fval.func, args, kwargs, frame)
         if kind == "module":
             return self.call_module(node, fval, args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind == "traced":  # a traced plain function
+            pairs = [(v, self.text(a)) for v, a in zip(args, node.args)]
+            self.traced_call(node, fval.obj, pairs, frame)
+            return UNKNOWN
         if kind == "obj" and fval.obj is not None and fval.obj.kind == "tokenizer":
             return self.obj_method(node, fval, "__call__", args, kwargs, frame)
         if kind == "obj" and fval.obj is not None and fval.obj.cls is not None:
