@@ -14,6 +14,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS, method_kind
+from devflow.analysis.interp.frameworks.autograd import autograd_function
 
 
 class Calls:
@@ -69,6 +70,10 @@ class Calls:
                 if b.kind == "obj" and b.obj is not None and b.obj.kind == "list":
                     self.obj_method(node, b, func.attr, args, kwargs, frame)
             return Val("const", const=None)
+        if isinstance(func, ast.Attribute) and func.attr == "apply" and recv is not None:
+            info = recv.func if recv.kind == "class" else recv.obj.cls if recv.kind == "obj" and recv.obj is not None else None
+            if info is not None and autograd_function(info):  # `Fn.apply(...)` / `Fn().apply(...)`
+                return self.autograd_apply(node, info, args, kwargs)
         try:
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
