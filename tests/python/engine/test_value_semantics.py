@@ -1,7 +1,7 @@
 """Python semantics the engine models for any code (found missing on unseen real cases, batch B):
 `x if x is None else x.cuda()` is the moved tensor (the None branch holds no tensor); `obj.train()` is an
 attribute call, never a call of a module-level function `train` (so that function stays an entry point
-whose calls are followed)."""
+whose calls are followed); a tokenizer's `encode()` without return_tensors gives Python ints."""
 
 from __future__ import annotations
 
@@ -70,3 +70,23 @@ def test_attribute_call_of_the_same_name_keeps_a_function_an_entry_point():
             x = torch.randn(3, 4)
             return model(x)
         """) == [(16, "DEV201")]
+
+
+def test_tokenizer_encode_gives_python_ints():
+    # PreTrainedTokenizerBase.encode returns List[int] unless return_tensors is given: torch.tensor() of it
+    # is a cpu tensor
+    assert _codes("""
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained("gpt2")
+        model = AutoModelForCausalLM.from_pretrained("gpt2").to("cuda")
+
+        def ids_of(text):
+            encoded = tokenizer.encode(text)
+            return torch.tensor(encoded).unsqueeze(0)
+
+        out = model(ids_of("hello"))
+        ok = model(ids_of("hello").to("cuda"))
+        also_ok = model(tokenizer.encode("hi", return_tensors="pt").to("cuda"))
+        """) == [(10, "DEV201")]

@@ -506,6 +506,8 @@ class Modules:
                     encoding = name not in ("encode", "apply_chat_template") or (rd is not None and rd.kind == "const" and rd.const is True)
                     return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"),
                                batch=ENCODING if encoding else "")
+                if name == "encode" and (rt is None or (rt.kind == "const" and rt.const is None)) and "__opaque__" not in kwargs:
+                    return Val("obj", obj=Obj("list", qual="token ids"))  # a list of Python ints: torch.tensor() of it is on the cpu
             return UNKNOWN
         return UNKNOWN
 
