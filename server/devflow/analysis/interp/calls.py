@@ -14,7 +14,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS, method_kind
-from devflow.analysis.interp.frameworks.autograd import autograd_function
+from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 
 
 class Calls:
@@ -70,10 +70,6 @@ class Calls:
                 if b.kind == "obj" and b.obj is not None and b.obj.kind == "list":
                     self.obj_method(node, b, func.attr, args, kwargs, frame)
             return Val("const", const=None)
-        if isinstance(func, ast.Attribute) and func.attr == "apply" and recv is not None:
-            info = recv.func if recv.kind == "class" else recv.obj.cls if recv.kind == "obj" and recv.obj is not None else None
-            if info is not None and autograd_function(info):  # `Fn.apply(...)` / `Fn().apply(...)`
-                return self.autograd_apply(node, info, args, kwargs)
         try:
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
@@ -110,6 +106,8 @@ class Calls:
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
         attr = node.attr
+        if attr == "apply" and (fn := autograd_apply_of(base)) is not None:
+            return fn
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
             if attr in obj.attrs:
@@ -159,6 +157,8 @@ class Calls:
                     return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}",
                                                      "unknown-moved"))
             return UNKNOWN
+        if kind == "autograd":  # `Fn.apply(...)`, `Fn().apply(...)`, `binarize = Fn.apply; binarize(...)`
+            return self.autograd_apply(node, fval.func, args, kwargs)
         if kind == "func":
             if self.standalone:
                 return UNKNOWN

@@ -11,6 +11,7 @@ from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
+from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -98,6 +99,8 @@ class Expressions:
     def e_Attribute(self, node, frame):
         base = self.eval(node.value, frame)
         attr = node.attr
+        if attr == "apply" and (fn := autograd_apply_of(base)) is not None:
+            return fn
         if base.kind == "qual":
             return self.qual_attr(base.const, attr)
         if base.kind == "tensor":

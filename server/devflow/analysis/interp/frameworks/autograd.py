@@ -18,6 +18,12 @@ def autograd_function(info) -> bool:
     return any(q in _FUNCTION_BASES for q in _bases(info))
 
 
+def autograd_apply_of(base: Val) -> Val | None:
+    """`Fn.apply` / `Fn().apply` of a project torch.autograd.Function subclass, as a callable value."""
+    info = base.func if base.kind == "class" else base.obj.cls if base.kind == "obj" and base.obj is not None else None
+    return Val("autograd", func=info) if info is not None and autograd_function(info) else None
+
+
 class AutogradFunctions:
     def autograd_apply(self, node, info, args, kwargs) -> Val:
         fwd, bwd = info.method("forward"), info.method("backward")

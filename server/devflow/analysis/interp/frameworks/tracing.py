@@ -92,8 +92,9 @@ class Tracing:
             if key in self.mix_origins:
                 return True
             self.mix_origins.add(key)
-            related = [(org.span, org.reason), (span_of(baked), f"built on {dev.render()} at every call of the traced module")]
             fn = obj.kind == "traced"
+            related = [(org.span, org.reason), (span_of(baked), f"built on {dev.render()} at every call of the traced "
+                                                                f"{'function' if fn else 'module'}")]
             self.add(Finding("DEV207", span_of(node),
                              f"`{t}` is on {v.dev.render()} but the {'function' if fn else 'module'} was {org.reason}: "
                              f"the tensor {'its body' if fn else 'forward()'} builds at line {baked.lineno} is baked into "
