@@ -1,7 +1,7 @@
 """Python semantics the engine models for any code (found missing on unseen real cases, batch B):
 `x if x is None else x.cuda()` is the moved tensor (the None branch holds no tensor); `obj.train()` is an
 attribute call, never a call of a module-level function `train` (so that function stays an entry point
-whose calls are followed); a tokenizer's `encode()` without return_tensors gives Python ints."""
+whose calls are followed); a tokenizer's `encode()` without return_tensors gives Python ints; a dataclass runs `__post_init__`."""
 
 from __future__ import annotations
 
@@ -90,3 +90,36 @@ def test_tokenizer_encode_gives_python_ints():
         ok = model(ids_of("hello").to("cuda"))
         also_ok = model(tokenizer.encode("hi", return_tensors="pt").to("cuda"))
         """) == [(10, "DEV201")]
+
+
+def test_dataclass_post_init_runs_after_the_fields():
+    # the generated __init__ binds the fields, then calls __post_init__ (a config choosing its device there)
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+        from dataclasses import dataclass
+        from typing import Optional
+
+        @dataclass
+        class Cfg:
+            width: int
+            device: Optional[str] = None
+
+            def __post_init__(self):
+                if self.device is None:
+                    self.device = "cuda" if torch.cuda.is_available() else "cpu"
+
+        class Net(nn.Module):
+            def __init__(self, cfg):
+                super().__init__()
+                self.fc = nn.Linear(cfg.width, 2)
+                self.to(cfg.device)
+
+            def forward(self, x):
+                return self.fc(x)
+
+        def run():
+            cfg = Cfg(4)
+            net = Net(cfg)
+            return net(torch.randn(3, 4)), net(torch.randn(3, 4, device=cfg.device))
+        """) == [(28, "DEV201")]

@@ -321,6 +321,9 @@ class Calls:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
             self._dataclass_fields(info, obj, args, kwargs)
+            post = info.method("__post_init__")  # the generated __init__ ends with it
+            if post is not None:
+                self.call_function(FuncRef(post[0], None, post[1], "method"), [], {}, val, node)
         if not info.is_module:
             self.framework_instance(node, val, info)  # a generate() callback: called with the model's tensors
         if not info.is_module and derives_from_optimizer(info, self.index):
