@@ -96,7 +96,8 @@ def class_member(base: Val, attr: str) -> Val:
 
 def call_counts(source: str, names: set[str]) -> dict[str, int]:
     """`source.count(name + "(")` for each name, less attribute calls (`x.name(`), in one scan instead
-    of one per function (which made the driver quadratic). Each occurrence is the tail of a maximal word followed by "("."""
+    of one per function (which made the driver quadratic). Each occurrence is the tail of a maximal
+    word followed by "("."""
     runs: dict[str, int] = {}
     for w in _CALLED_WORD.findall(source):
         runs[w] = runs.get(w, 0) + 1
