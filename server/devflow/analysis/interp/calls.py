@@ -14,6 +14,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS, method_kind
+from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 
 
 class Calls:
@@ -105,6 +106,8 @@ class Calls:
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:
         attr = node.attr
+        if attr == "apply" and (fn := autograd_apply_of(base)) is not None:
+            return fn
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
             if attr in obj.attrs:
@@ -154,6 +157,8 @@ class Calls:
                     return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}",
                                                      "unknown-moved"))
             return UNKNOWN
+        if kind == "autograd":  # `Fn.apply(...)`, `Fn().apply(...)`, `binarize = Fn.apply; binarize(...)`
+            return self.autograd_apply(node, fval.func, args, kwargs)
         if kind == "func":
             if self.standalone:
                 return UNKNOWN
@@ -169,6 +174,10 @@ class Calls:
             return self.instantiate(node, fval.func, args, kwargs, frame)
         if kind == "module":
             return self.call_module(node, fval, args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind == "traced":  # a traced plain function
+            pairs = [(v, self.text(a)) for v, a in zip(args, node.args)]
+            self.traced_call(node, fval.obj, pairs, frame)
+            return UNKNOWN
         if kind == "obj" and fval.obj is not None and fval.obj.kind == "tokenizer":
             return self.obj_method(node, fval, "__call__", args, kwargs, frame)
         if kind == "obj" and fval.obj is not None and fval.obj.cls is not None:
@@ -312,6 +321,9 @@ class Calls:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
             self._dataclass_fields(info, obj, args, kwargs)
+            post = info.method("__post_init__")  # the generated __init__ ends with it
+            if post is not None:
+                self.call_function(FuncRef(post[0], None, post[1], "method"), [], {}, val, node)
         if not info.is_module:
             self.framework_instance(node, val, info)  # a generate() callback: called with the model's tensors
         if not info.is_module and derives_from_optimizer(info, self.index):

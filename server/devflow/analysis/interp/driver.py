@@ -94,7 +94,8 @@ class Driver:
             self.run_standalone(fn, owner, follow=entry)
         self.run_inherited_hooks()
 
-    def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
+    def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False, defined_in: ClassInfo | None = None,
+                       site=None) -> None:
         self.standalone = not follow  # callees get their own pass: do not follow calls from here
         decos = decorators(fn)
         self_val = None
@@ -113,7 +114,9 @@ class Driver:
         if entry is not None:  # a Lightning hook, a logits processor: called by the framework with these
             args, self.standalone = entry, False
         kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
-        self.call_function(FuncRef(fn, None, owner, kind), args, {}, self_val, None, standalone=True)
+        # (an inherited method runs in the file of the class that defines it: its names resolve there)
+        # (`site`: where the checked file reaches it, for a finding that lies in another file)
+        self.call_function(FuncRef(fn, None, defined_in or owner, kind), args, {}, self_val, site, standalone=True)
 
     def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
         """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".

@@ -11,6 +11,7 @@ from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
+from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -98,6 +99,8 @@ class Expressions:
     def e_Attribute(self, node, frame):
         base = self.eval(node.value, frame)
         attr = node.attr
+        if attr == "apply" and (fn := autograd_apply_of(base)) is not None:
+            return fn
         if base.kind == "qual":
             return self.qual_attr(base.const, attr)
         if base.kind == "tensor":
@@ -303,6 +306,11 @@ class Expressions:
             return self.eval(node.body, frame)
         if cond is False:
             return self.eval(node.orelse, frame)
+        none_side = _none_branch(node)
+        if none_side is not None:
+            # `x if x is None else x.cuda()`: where x is None the value is None, not a tensor; the other
+            # branch alone says what a tensor here is
+            return self.eval(node.orelse if none_side == "body" else node.body, frame)
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
         if a.kind == b.kind == "const" and isinstance(a.const, str) and isinstance(b.const, str):
             da, db = concrete(a.const), concrete(b.const)
@@ -521,3 +529,17 @@ class Expressions:
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)
+
+
+def _none_branch(node: ast.IfExp) -> str | None:
+    """"body" / "orelse": the branch of `... if x is [not] None else ...` that is None (the constant, or
+    `x` itself where the test says it is None); None when the test is not such a check."""
+    t = node.test
+    if not (isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value is None
+            and isinstance(t.left, ast.Name)):
+        return None
+    side, other = ("body", node.body) if isinstance(t.ops[0], ast.Is) else ("orelse", node.orelse)
+    if (isinstance(other, ast.Name) and other.id == t.left.id) or (isinstance(other, ast.Constant) and other.value is None):
+        return side
+    return None

@@ -147,6 +147,14 @@ class Modules:
                 self._interproc.add(id(node))
                 return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
             return UNKNOWN
+        if obj is not None and not method and obj.qual.endswith("Sequential") and obj.items and len(args) == 1 \
+                and not kwargs and not self.standalone and any(i.obj is not None and i.obj.cls is not None for i in obj.items):
+            # nn.Sequential runs its modules in order, each on the previous one's output: a project module
+            # inside runs its own forward()
+            v = args[0]
+            for item in obj.items:
+                v = self.call_module(node, item, [v], {}, frame)
+            return v
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
             return Val("tensor", obj.dev, obj.moved or obj.origin, scalar=obj.role in ("loss", "metric", "criterion"))
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
@@ -447,6 +455,8 @@ class Modules:
             return UNKNOWN
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "autograd_ctx":
+            return self.autograd_ctx_method(r, name, args)
         if obj.kind == "list" and name in ("append", "insert", "extend"):
             v = args[-1] if args else UNKNOWN
             if v.kind == "module" and v.obj is not None and isinstance(node.func.value, ast.Attribute):
@@ -496,6 +506,8 @@ class Modules:
                     encoding = name not in ("encode", "apply_chat_template") or (rd is not None and rd.kind == "const" and rd.const is True)
                     return Val("tensor", CPU, Origin(span_of(node), f"made on cpu by `{self.text(node.func)}()` at line {node.lineno}"),
                                batch=ENCODING if encoding else "")
+                if name == "encode" and (rt is None or (rt.kind == "const" and rt.const is None)) and "__opaque__" not in kwargs:
+                    return Val("obj", obj=Obj("list", qual="token ids"))  # a list of Python ints: torch.tensor() of it is on the cpu
             return UNKNOWN
         return UNKNOWN
 

@@ -109,16 +109,19 @@ class Entries:
         self.call_function(FuncRef(fn, None, cls, "method"), self._generate_args(base, fn), {}, val, node)
 
     def run_inherited_hooks(self) -> None:
-        """A LightningModule that inherits its step hooks from a base class of the same file: the hooks
-        run again with `self` this class (its own forward, layers and helpers)."""
+        """A LightningModule that inherits its step hooks from a base class (of this file or another project
+        file): the hooks run again with `self` this class (its own forward, layers and helpers)."""
         hooks = F.LIGHTNING_AFTER_TRANSFER | F.LIGHTNING_BEFORE_TRANSFER
         for info in self.index.all_classes:
             if self.budget <= 0 or not info.is_module or not info.base_infos or not _is_lightning(info):
                 continue
             for hook in sorted(hooks):
                 found = info.method(hook) if hook not in info.methods else None
-                if found is not None and found[1].home is info.home:
-                    self.run_standalone(found[0], info)
+                if found is not None:
+                    # a base in another file: what goes wrong there is said at `class Sub(Base)` here
+                    site = None if found[1].home is info.home else \
+                        next((b for b in info.node.bases if self.text(b).rsplit(".", 1)[-1] == found[1].name), None)
+                    self.run_standalone(found[0], info, defined_in=found[1], site=site)
 
     def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
         """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's

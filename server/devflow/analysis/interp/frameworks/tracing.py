@@ -1,7 +1,8 @@
 """torch.jit.trace records the devices of the tensors forward() builds as constants of the graph
 (`torch.zeros(n)`, and `torch.zeros(n, device=x.device)` alike): the traced module builds them on the
 trace-time device forever. Run on inputs on another device (after `.to(cuda)`, or traced on cuda and
-run on the cpu), they meet the inputs there."""
+run on the cpu), they meet the inputs there. A traced plain function (`torch.jit.trace(fn, example)`)
+bakes the factories of its body alike."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ class Tracing:
     def trace_call(self, node, args, kwargs) -> Val:
         mod = args[0] if args else kwargs.get("func", kwargs.get("mod"))
         example = args[1] if len(args) > 1 else kwargs.get("example_inputs")
-        if mod is None or example is None or mod.kind != "module" or mod.obj is None or mod.obj.cls is None:
+        if mod is None or example is None:
+            return UNKNOWN
+        fn = mod.func if mod.kind == "func" and mod.bound is None and mod.func is not None \
+            and getattr(mod.func, "kind", "") == "function" else None
+        if fn is None and (mod.kind != "module" or mod.obj is None or mod.obj.cls is None):
             return UNKNOWN
         dev = None
         for v in ([example] if example.kind == "tensor" else
@@ -28,15 +33,30 @@ class Tracing:
                 dev = join(dev, v.dev)
         if dev is None or not dev.known:
             return UNKNOWN
-        baked = self._built_in_forward(mod.obj.cls)
+        baked = self._built_in_function(fn) if fn is not None else self._built_in_forward(mod.obj.cls)
         if baked is None:
             return mod  # nothing device-dependent recorded: the trace runs wherever its parameters are
+        if fn is not None:
+            traced = Obj("traced", qual="torch.jit.trace", created_line=node.lineno)
+            traced.traced = (dev, Origin(span_of(node), f"traced at line {node.lineno} with example inputs on "  # type: ignore[attr-defined]
+                                         f"{dev.render()}"), baked)
+            return Val("obj", obj=traced)
         src = mod.obj
         org = Origin(span_of(node), f"traced at line {node.lineno} with example inputs on {dev.render()}")
         obj = Obj("module", qual="torch.jit.trace", dev=src.dev, origin=src.origin, moved=src.moved,
                   created_line=node.lineno, training=src.training)
         obj.traced = (dev, org, baked)  # type: ignore[attr-defined]
         return Val("module", obj=obj)
+
+    def _built_in_function(self, fref):
+        """The first torch factory call in a plain function's own body."""
+        index = fref.unit.index if fref.unit is not None else self.index
+        for n in ast.walk(fref.node):
+            if isinstance(n, ast.Call):
+                q = index.qualify(FileIndex.dotted(n.func) or "")
+                if q.startswith("torch.") and q[6:] in T.FACTORIES:
+                    return n, index
+        return None
 
     def _built_in_forward(self, cls):
         """The first torch factory call in forward() (or a method it calls on self): a tensor the trace bakes."""
@@ -72,10 +92,13 @@ class Tracing:
             if key in self.mix_origins:
                 return True
             self.mix_origins.add(key)
-            related = [(org.span, org.reason), (span_of(baked), f"built on {dev.render()} at every call of the traced module")]
+            fn = obj.kind == "traced"
+            related = [(org.span, org.reason), (span_of(baked), f"built on {dev.render()} at every call of the traced "
+                                                                f"{'function' if fn else 'module'}")]
             self.add(Finding("DEV207", span_of(node),
-                             f"`{t}` is on {v.dev.render()} but the module was {org.reason}: the tensor forward() builds "
-                             f"at line {baked.lineno} is baked into the trace on {dev.render()}; trace with example inputs on "
-                             f"{v.dev.render()} (after moving the model)", related, None))
+                             f"`{t}` is on {v.dev.render()} but the {'function' if fn else 'module'} was {org.reason}: "
+                             f"the tensor {'its body' if fn else 'forward()'} builds at line {baked.lineno} is baked into "
+                             f"the trace on {dev.render()}; trace with example inputs on {v.dev.render()}"
+                             f"{'' if fn else ' (after moving the model)'}", related, None))
             return True
         return False
