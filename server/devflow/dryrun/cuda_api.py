@@ -157,11 +157,20 @@ def install_cuda_module():
         # the virtual GPU draws from the cpu generator, which torch.manual_seed seeds
         "manual_seed": none, "manual_seed_all": none,
         "seed": none, "seed_all": none, "get_rng_state": lambda d="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda s, d="cuda": None, "get_rng_state_all": lambda: [torch.get_rng_state()],
-        "set_rng_state_all": none, "Event": _Event, "Stream": _Stream,
+        "set_rng_state": lambda s, d="cuda": generators.rng_state(s) and None,
+        "get_rng_state_all": lambda: [torch.get_rng_state()],
+        "set_rng_state_all": lambda states: [generators.rng_state(s) for s in states] and None, "Event": _Event, "Stream": _Stream,
         "current_stream": lambda d=None: _Stream(), "default_stream": lambda d=None: _Stream(),
         "stream": lambda s=None: contextlib.nullcontext(), "get_arch_list": lambda: ["sm_90"],
-        "is_current_stream_capturing": lambda: False,
+        "is_current_stream_capturing": lambda: False, "initial_seed": lambda: torch.initial_seed(),
+        "reset_max_memory_cached": none, "reset_accumulated_memory_stats": none,
+        "reset_accumulated_host_memory_stats": none, "reset_peak_host_memory_stats": none,
+        "get_per_process_memory_fraction": lambda d=None: 1.0, "set_per_process_memory_fraction": none,
+        "memory_snapshot": lambda *a, **k: [], "get_sync_debug_mode": zero, "set_sync_debug_mode": none,
+        "get_allocator_backend": lambda: "native",
+        # NVML readings: an idle GPU
+        "utilization": zero, "temperature": zero, "power_draw": zero, "clock_rate": zero,
+        "device_memory_used": zero, "memory_usage": zero,
     }
     for name, fn in patches.items():
         # One function object per name: torch._dynamo maps torch functions by identity and
@@ -345,6 +354,7 @@ def install_moves():
     T.is_pinned = _is_pinned
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy
     torch.Generator = generators.VirtualGenerator
+    torch.set_rng_state = torch.random.set_rng_state = generators.set_rng_state
     torch.set_default_tensor_type = _set_default_tensor_type
     torch.set_default_device = _set_default_device
     torch.cuda.default_generators = generators.default_generators(Settings.devices)

@@ -41,6 +41,26 @@ class VirtualGenerator(torch._C.Generator):
     def device(self):
         return self._vdev
 
+    def set_state(self, new_state):
+        return super().set_state(rng_state(new_state))
+
+
+def rng_state(state):
+    """An RNG state for a generator: a cpu ByteTensor on a GPU machine too (CUDA's generators check
+    it as the cpu's do); the real data, which C++ reads from memory."""
+    from devflow.dryrun.vtensor import VirtualTensor
+
+    if isinstance(state, VirtualTensor):
+        if state.vdev.type != "cpu":
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        return state.elem
+    return state
+
+
+def set_rng_state(new_state) -> None:
+    """torch.set_rng_state."""
+    torch.default_generator.set_state(rng_state(new_state))
+
 
 def device_of(gen) -> torch.device:
     hit = _DEVICES.get(getattr(gen, "_cdata", None))

@@ -42,6 +42,7 @@ RUNS = {
     "worker_cuda": ("worker_cuda.py", [], [], None),
     "packed_lengths": ("packed_lengths.py", [], [], None),
     "everyday_idioms": ("everyday_idioms.py", [], [], None),
+    "everyday_state": ("everyday_state.py", [], [], None),
 }
 
 
