@@ -82,9 +82,25 @@ class Recorder:
         self.findings: dict[tuple, dict] = {}
         self.out_path: str | None = None
         self.events = 0
+        self._muted = 0
+
+    def muted(self):
+        """Record nothing inside (the dry run's own bookkeeping runs user-side functions)."""
+        import contextlib
+
+        @contextlib.contextmanager
+        def quiet():
+            self._muted += 1
+            try:
+                yield
+            finally:
+                self._muted -= 1
+        return quiet()
 
     def add(self, kind: str, message: str, op: str, operands: list[dict], frames, severity="error",
             extra: dict | None = None):
+        if self._muted:
+            return
         if not frames:
             frames = [("<library>", 0, "")]
         path, line, _ = frames[0]
