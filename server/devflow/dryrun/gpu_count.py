@@ -21,6 +21,7 @@ or not, the dry run cannot tell, and an unknown stays silent.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import weakref
 
@@ -86,14 +87,15 @@ def moving_every_gpu_module(dp, module: nn.Module, src: torch.device):
                     if not any(s is slot and k == kind and n == name for s, k, n, _ in homes):
                         homes.append((slot, kind, name, weakref.ref(m)))
     _WATCHES[id(dp)] = _Watch(dp, recorder.user_frames(limit=2, frame=sys._getframe(2)))
-    return _Unmirrored()
+    return _unmirrored()
 
 
-class _Unmirrored:
-    def __enter__(self):
-        _state["unmirrored"] = True
-
-    def __exit__(self, *exc):
+@contextlib.contextmanager
+def _unmirrored():
+    _state["unmirrored"] = True
+    try:
+        yield
+    finally:
         _state["unmirrored"] = False
 
 

@@ -6,6 +6,7 @@ script, its sibling modules and the user's own packages."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -84,18 +85,14 @@ class Recorder:
         self.events = 0
         self._muted = 0
 
+    @contextlib.contextmanager
     def muted(self):
         """Record nothing inside (the dry run's own bookkeeping runs user-side functions)."""
-        import contextlib
-
-        @contextlib.contextmanager
-        def quiet():
-            self._muted += 1
-            try:
-                yield
-            finally:
-                self._muted -= 1
-        return quiet()
+        self._muted += 1
+        try:
+            yield
+        finally:
+            self._muted -= 1
 
     def add(self, kind: str, message: str, op: str, operands: list[dict], frames, severity="error",
             extra: dict | None = None):
