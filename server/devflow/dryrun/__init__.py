@@ -10,6 +10,7 @@ Layout:
     cuda_api.py   the virtual accelerator: torch.cuda.*, Tensor.to/.cuda, factories, AMP
     generators.py torch.Generator on virtual devices and CUDA's generator device check
     wrappers.py   torch.load/save, DataParallel, DDP, torch.compile, DataLoader (pinning, worker queues)
+    gpu_count.py  DataParallel over every GPU on one virtual GPU: what 2+ GPUs would see (DEV910)
     spawned.py    processes started with `spawn` run under the emulation too
     recorder.py   findings: user line, stack, operand origins, dedup by (line, kind), worker processes
     limits.py     --max-steps (optimizer steps) and --timeout

@@ -6,6 +6,7 @@ script, its sibling modules and the user's own packages."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -82,9 +83,21 @@ class Recorder:
         self.findings: dict[tuple, dict] = {}
         self.out_path: str | None = None
         self.events = 0
+        self._muted = 0
+
+    @contextlib.contextmanager
+    def muted(self):
+        """Record nothing inside (the dry run's own bookkeeping runs user-side functions)."""
+        self._muted += 1
+        try:
+            yield
+        finally:
+            self._muted -= 1
 
     def add(self, kind: str, message: str, op: str, operands: list[dict], frames, severity="error",
             extra: dict | None = None):
+        if self._muted:
+            return
         if not frames:
             frames = [("<library>", 0, "")]
         path, line, _ = frames[0]

@@ -82,6 +82,8 @@ def related(f: dict) -> list[dict]:
             add(first["path"], first["line"], f"{op['name']} first created here")
             for c in first.get("callers", []):
                 add(c["path"], c["line"], f"{op['name']} (first created): called from here")
+    for note in f.get("notes", []):  # the finding's own places (where a DataParallel was built)
+        add(note["path"], note["line"], note["message"])
     for frame in f.get("stack", [])[1:4]:
         add(frame["path"], frame["line"], f"the op ran in the call from here ({frame['function']})")
     return out

@@ -129,8 +129,13 @@ def _data_get(self):
     return _DATA.__get__(self)
 
 
+data_set_hook = None  # gpu_count follows `t.data = x` of tensors DataParallel moved
+
+
 def _data_set(self, new):
     # `t.data = other` swaps the data under the same tensor object (Module.to, optimizer moves).
+    if data_set_hook is not None:
+        data_set_hook(self, new)
     if isinstance(self, VirtualTensor):
         if isinstance(new, VirtualTensor):
             _DATA.__set__(self, new)

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 from torch.utils._python_dispatch import _disable_current_modes
 
-from devflow.dryrun import recorder
+from devflow.dryrun import gpu_count, recorder
 from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
 
 _SAVE_TAGS: dict[int, str] = {}
@@ -293,22 +293,31 @@ class DataParallel(nn.Module):
         from devflow.dryrun.dispatch import Settings
         self.module = module
         self.dim = dim
+        every_gpu = gpu_count.is_every_gpu(device_ids)
         if device_ids is None:
             device_ids = list(range(Settings.devices))
         self.device_ids = [d if isinstance(d, int) else torch.device(d).index or 0 for d in device_ids]
+        if every_gpu:
+            gpu_count.remember_every_gpu(self.device_ids)
         self.output_device = self.device_ids[0] if output_device is None else (
             output_device if isinstance(output_device, int) else torch.device(output_device).index or 0)
         self.src_device_obj = torch.device("cuda", self.device_ids[0]) if self.device_ids else CPU
         if len(self.device_ids) == 1:
-            self.module.to(self.src_device_obj)
+            if every_gpu:  # only because this machine has one GPU: remember what more GPUs would see
+                with gpu_count.moving_every_gpu_module(self, self.module, self.src_device_obj):
+                    self.module.to(self.src_device_obj)
+            else:
+                self.module.to(self.src_device_obj)
 
     def forward(self, *inputs, **kwargs):
         if not self.device_ids:
             return self.module(*inputs, **kwargs)
         src = self.src_device_obj
-        if not _check_module_on(self.module, src, lambda d: (
-                f"module must have its parameters and buffers on device {src} (device_ids[0]) but found one of "
-                f"them on device: {d}")):
+        checked = _check_module_on(self.module, src, lambda d: (
+            f"module must have its parameters and buffers on device {src} (device_ids[0]) but found one of "
+            f"them on device: {d}"))
+        gpu_count.first_forward(self, self.module, src, checked)
+        if not checked:
             self.module.to(src)  # as after the fix
         inputs, kwargs = _move_all(inputs, src), _move_all(kwargs, src)
         out = self.module(*inputs, **kwargs)

@@ -2,7 +2,8 @@
 not corpus copies): a project split over files, a mix two calls deep in a Trainer method, a mix in
 a collate_fn running in DataLoader worker processes, AMP + GradScaler resumed from a checkpoint
 saved on the GPU, generators on the wrong device, boolean-mask / index-tensor indexing across
-devices, .item() control flow, DataParallel over one and two virtual GPUs, pin_memory of cuda
+devices, .item() control flow, DataParallel over one and two virtual GPUs (a BatchNorm conversion
+after the move, split over files inside a trainer, and its fixed twins), pin_memory of cuda
 batches, CUDA in forked / spawned DataLoader workers, packed sequences, a correct script of everyday
 idioms (numpy, deepcopy, checkpoints loaded with every kind of map_location) that must stay silent.
 
@@ -35,9 +36,19 @@ RUNS = {
     "generator": ("generator_device.py", [], [], None),
     "mask_indexing": ("mask_indexing.py", [], [], None),
     "item_control": ("item_control.py", [], ["--max-steps", "0"], None),
-    # DataParallel moves its module itself with one GPU (silent, as on one GPU), checks with two
+    # DataParallel over every GPU moves its module itself with one GPU (the run goes on, DEV910 says
+    # that 2+ GPUs fail), only checks with two (DEV903)
     "dataparallel_1gpu": ("dataparallel_late.py", [], [], None),
     "dataparallel_2gpus": ("dataparallel_late.py", [], ["--gpus", "2"], "gpus2"),
+    "dataparallel_moves_1gpu": ("dataparallel_moves.py", [], [], None),
+    "dataparallel_moves_2gpus": ("dataparallel_moves.py", [], ["--gpus", "2"], "gpus2"),
+    "crossnorm_1gpu": ("crossnorm_trainer.py", [], [], None),
+    "crossnorm_2gpus": ("crossnorm_trainer.py", [], ["--gpus", "2"], "gpus2"),
+    # the fixed twins: moved after the conversion, counters replaced on cuda, one GPU on purpose
+    "crossnorm_move_after": ("crossnorm_trainer.py", ["move_after"], [], "twin"),
+    "crossnorm_move_after_2gpus": ("crossnorm_trainer.py", ["move_after"], ["--gpus", "2"], "twin"),
+    "crossnorm_cuda_counters": ("crossnorm_trainer.py", ["cuda_counters"], [], "twin"),
+    "crossnorm_gpu0": ("crossnorm_trainer.py", ["gpu0"], [], "twin"),
     "pinned_loader": ("pinned_loader.py", [], [], None),
     "worker_cuda": ("worker_cuda.py", [], [], None),
     "packed_lengths": ("packed_lengths.py", [], [], None),
@@ -208,3 +219,22 @@ def test_packed_lengths_use_cudas_words_and_the_run_trains_on(results):
     (d,) = doc["diagnostics"]
     assert d["message"] == "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 Long tensor"
     assert d["count"] == 2 and doc["status"]["steps"] == 2  # once per step: the training went on after it
+
+
+def test_dataparallel_over_every_gpu_on_one_gpu_says_what_two_gpus_raise(results):
+    doc, _ = results["crossnorm_1gpu"]
+    (d,) = doc["diagnostics"]
+    assert d["severity"] == "warning" and d["count"] == 1  # three forwards, one DataParallel
+    assert ('raises "module must have its parameters and buffers on device cuda:0 (device_ids[0]) but found one '
+            'of them on device: cpu" (features.1.num_batches_tracked is on cpu)') in d["message"]
+    assert "moves the module to cuda:0 itself, so this script runs on 1 GPU and fails on 2 or more" in d["message"]
+    related = {(Path(r["path"]).name, r["line"]): r["message"] for r in d["related"]}
+    assert related[("crossnorm.py", 17)].endswith("created here on cpu")  # the converted norm's counter
+    assert related[("crossnorm.py", 26)].startswith("DataParallel built here over every GPU")  # _rewrap
+    assert ("crossnorm.py", 31) in related  # the conversion that rebuilt the wrapper
+
+
+def test_dataparallel_every_gpu_reported_once_per_wrapper(results):
+    doc, _ = results["dataparallel_moves_1gpu"]
+    counts = {d["line"]: d["count"] for d in doc["diagnostics"] if d["code"] == "DEV910"}
+    assert counts[16] == 1 and counts[45] == 2  # three forwards of one wrapper; two wrappers

@@ -1,5 +1,6 @@
 # A head attached after .cuda(), then DataParallel. With one GPU, DataParallel moves its module to
-# device_ids[0] when it is built, so this runs; with two it only checks, in forward, and fails.
+# device_ids[0] when it is built, so this runs (DEV910 says it fails with more); with two it only
+# checks, in forward, and fails (DEV903).
 import torch
 import torch.nn as nn
 
@@ -18,7 +19,7 @@ model.head = nn.Linear(16, 2)
 model = nn.DataParallel(model)
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(2):
-    out = model(torch.randn(4, 8).cuda())  # dryrun-expect(gpus2): DEV903
+    out = model(torch.randn(4, 8).cuda())  # dryrun-expect: DEV910  # dryrun-expect(gpus2): DEV903
     loss = out.pow(2).mean()
     opt.zero_grad()
     loss.backward()
