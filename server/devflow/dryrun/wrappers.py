@@ -143,11 +143,13 @@ def _retag(obj, origin, memo):
     return obj
 
 
-def _virtual_device(location: str) -> torch.device:
+def _virtual_device(location) -> torch.device:
     # map_location="cuda" / torch.device("cuda") put storages on the current device, "cuda:N" as CUDA
-    # names it (a tensor on "cuda" would differ from every "cuda:0" tensor).
-    from devflow.dryrun.dispatch import virtual_device
-    return virtual_device(location)
+    # names it (a tensor on "cuda" would differ from every "cuda:0" tensor). Whether the program uses
+    # CUDA is left to its own moves (see flush: a load alone does not make it a GPU-only program).
+    from devflow.dryrun.cuda_api import current_device
+    d = torch.device(location)
+    return torch.device("cuda", current_device()) if d.type == "cuda" and d.index is None else d
 
 
 def _storage_cuda(self, device=None, non_blocking=False):
