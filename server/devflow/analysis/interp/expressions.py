@@ -304,12 +304,9 @@ class Expressions:
         if cond is False:
             return self.eval(node.orelse, frame)
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
-        if a.kind == b.kind == "const" and isinstance(a.const, str) and isinstance(b.const, str):
-            da, db = concrete(a.const), concrete(b.const)
-            if da is not None and db is not None and da != db:
-                return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node), accel=True),
-                           Origin(span_of(node), f"chosen at line {node.lineno}"))
-        if a.kind == "device" and b.kind == "device" and (a.dev != b.dev):
+        # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
+        da, db = _chosen_device(a), _chosen_device(b)
+        if da is not None and db is not None and da != db:
             return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         return self.join(a, b)
@@ -521,3 +518,12 @@ class Expressions:
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)
+
+
+def _chosen_device(v: Val) -> Dev | None:
+    """The device one branch of `a if c else b` names: a device string or a device value."""
+    if v.kind == "const" and isinstance(v.const, str):
+        return concrete(v.const)
+    if v.kind == "device" and v.dev is not None and v.dev.known:
+        return v.dev
+    return None

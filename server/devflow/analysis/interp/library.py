@@ -288,6 +288,7 @@ class Library:
             v = kwargs.get(kw.arg) if kw.arg else None
             if v is not None and v.kind == "tensor" and kw.arg not in ("out",):
                 vals.append((v, self.text(kw.value)))
+        vals += self.spread_keywords(node, kwargs)
         if vals:
             if self.check_mix(node, vals, frame):
                 return UNKNOWN
@@ -296,6 +297,16 @@ class Library:
                 return Val("obj", obj=Obj("tuple"), elem=res)
             return res
         return UNKNOWN
+
+    def spread_keywords(self, node, kwargs) -> list:
+        """`f(x, **kw)` with `kw` a dict whose keys are known (`kw["weight"] = w` before the call):
+        its tensors are keyword arguments of the call like any written one (named `kw["weight"]`)."""
+        spread = [kw.value for kw in node.keywords if kw.arg is None]
+        if not spread:
+            return []
+        written = {kw.arg for kw in node.keywords if kw.arg}
+        return [(v, f"{self.text(spread[0])}[{k!r}]") for k, v in kwargs.items()
+                if k not in written and k not in ("out", "__opaque__") and v.kind == "tensor"]
 
     def _as_device(self, d: Val) -> Dev | None:
         if d.kind == "device":
