@@ -170,6 +170,8 @@ class Expressions:
                     return obj.items[idx.const]
                 if isinstance(node.slice, ast.Slice):
                     return base
+                if base.elem is not None:  # `[cast(b) for b in buf][i]`: any element of the list
+                    return base.elem if not obj.items else self.join(self.elem_of(obj), base.elem)
                 return self.elem_of(obj)
             if obj.kind == "dict":
                 if idx.kind == "const" and idx.const in obj.keys:
@@ -450,7 +452,9 @@ class Expressions:
         return self.eval(node.value, frame)
 
     def e_Lambda(self, node, frame):
-        return UNKNOWN
+        # a function like any other: called, it evaluates its body with its parameters bound
+        return Val("func", func=FuncRef(node, frame if frame is not self.module_frame else None, None, "function",
+                                        self.unit))
 
     def _snapshot_origin(self, obj: Obj, node, frame: Frame, what: str) -> Origin:
         """Where copies of a not-yet-moved model's tensors were taken. Inside a same-file helper

@@ -24,6 +24,8 @@ class Library:
             return mg
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
+        if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and args and args[0].kind == "tensor":
+            return args[0]  # since torch 0.4 a Variable is the tensor it wraps, on its device
         if q.startswith("torch."):
             return self.call_torch(node, q, args, kwargs, frame)
         last = q.rsplit(".", 1)[-1]
@@ -110,6 +112,9 @@ class Library:
             return self.iter_elem(a, None, frame)
         if name == "super":
             return self.super_of(frame, args)
+        if name == "type" and len(args) == 1 and args[0].kind == "tensor":
+            # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
+            return Val("qual", const="torch.Tensor")
         if name == "dict":
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
@@ -162,7 +167,8 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
-        if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest):
+        if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest) and \
+                not _legacy_sizes_spread(node, rest):
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
             d = _device_kwarg(kwargs)
@@ -492,6 +498,13 @@ def _all_cpu_sample(r: Val) -> bool:
     return all((v.kind == "tensor" and v.dev is not None and v.dev.is_cpu) or
                (v.kind == "const" and isinstance(v.const, (int, float)) and not isinstance(v.const, bool))
                for v in r.obj.items) and any(v.kind == "tensor" for v in r.obj.items)
+
+
+def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
+    """`torch.FloatTensor(*shape)`: a legacy typed constructor takes no device from its positional
+    arguments (sizes, data; a cuda tensor given to it is an error), so a positional spread leaves
+    it on the cpu."""
+    return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
 
 
 def _sized_spread(node: ast.Call, rest: str) -> bool:
