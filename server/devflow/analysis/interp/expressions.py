@@ -276,6 +276,18 @@ class Expressions:
         sub.owner = frame.owner  # still inside the method (a submodule called here runs its forward)
         for gen in node.generators:
             it = self.eval(gen.iter, sub)
+            each = _known_items(it) if len(node.generators) == 1 and not gen.ifs and not isinstance(node, ast.DictComp) \
+                else None
+            if each is not None:
+                # over a few known elements (`[op(C) for op in OPS]`, `zip(weights, self._ops)`): the
+                # element expression runs once per element, so each keeps its own value
+                outs = []
+                for item in each:
+                    self.assign(gen.target, item, sub, gen)
+                    outs.append(self.eval(node.elt, sub))
+                per = Obj("list", items=outs)
+                per.per_item = True  # type: ignore[attr-defined]
+                return Val("obj", obj=per), None
             self.assign(gen.target, self.iter_elem(it, gen.iter, sub), sub, gen)
         if isinstance(node, ast.DictComp):
             self.eval(node.key, sub)
@@ -284,7 +296,10 @@ class Expressions:
 
     def e_ListComp(self, node, frame):
         elt, _ = self._comp(node, frame)
-        return Val("obj", obj=Obj("list", items=[elt]) if False else Obj("list"), elem=elt)
+        if elt.kind == "obj" and elt.obj is not None and elt.obj.kind == "list" and elt.elem is None and \
+                getattr(elt.obj, "per_item", False):
+            return elt
+        return Val("obj", obj=Obj("list"), elem=elt)
 
     e_GeneratorExp = e_ListComp
 
@@ -530,4 +545,18 @@ def _chosen_device(v: Val) -> Dev | None:
         return concrete(v.const)
     if v.kind == "device" and v.dev is not None and v.dev.known:
         return v.dev
+    return None
+
+
+MAX_PER_ITEM = 8
+
+
+def _known_items(it: Val) -> list | None:
+    """The elements of an iterable known one by one (a literal list of functions, a ModuleList of
+    unlike modules, a zip of such), at most MAX_PER_ITEM; None otherwise."""
+    if it.kind == "obj" and it.obj is not None and 0 < len(it.obj.items) <= MAX_PER_ITEM and (
+            (it.obj.kind in ("list", "tuple") and it.elem is None) or getattr(it.obj, "zipped", False)):
+        return list(it.obj.items)
+    if it.kind == "module" and it.obj is not None and it.obj.cls is None and 0 < len(it.obj.items) <= MAX_PER_ITEM:
+        return list(it.obj.items)
     return None

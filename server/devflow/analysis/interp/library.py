@@ -96,7 +96,16 @@ class Library:
         if name == "enumerate" and args:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, self.iter_elem(args[0], None, frame)])))
         if name == "zip" and args:
-            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[self.iter_elem(a, None, frame) for a in args])))
+            it = Obj("iter")
+            elems = [self.iter_elem(a, None, frame) for a in args]
+            known = [_listed(a) for a in args]
+            sizes = {len(k) for k in known if k is not None}
+            if len(sizes) == 1 and "__opaque__" not in kwargs:  # zip(weights, self._ops): one tuple per known element
+                n = sizes.pop()
+                it.items = [Val("obj", obj=Obj("tuple", items=[k[i] if k is not None else e for k, e in zip(known, elems)]))
+                            for i in range(n)]
+                it.zipped = True  # type: ignore[attr-defined]
+            return Val("obj", obj=it, elem=Val("obj", obj=Obj("tuple", items=elems)))
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
             el = self.iter_elem(args[0], None, frame)
             return Val("obj", obj=Obj("list"), elem=el)
@@ -512,3 +521,12 @@ def _sized_spread(node: ast.Call, rest: str) -> bool:
     dimensions; with a plain first size the tensor is at least 1-d (never a 0-dim scalar)."""
     return rest in T.FACTORIES and rest not in T.MAYBE_SCALAR_FACTORIES and bool(node.args) and \
         not isinstance(node.args[0], ast.Starred) and all(k.arg is not None for k in node.keywords)
+
+
+def _listed(v: Val) -> list | None:
+    """The elements of a list / tuple / module container known one by one, else None."""
+    if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and v.elem is None and v.obj.items:
+        return list(v.obj.items)
+    if v.kind == "module" and v.obj is not None and v.obj.cls is None and v.obj.items:
+        return list(v.obj.items)
+    return None
