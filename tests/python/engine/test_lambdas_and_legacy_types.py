@@ -122,3 +122,78 @@ cast = lambda x: some_lib.convert(x)
 y = cast(torch.zeros(3)) + torch.ones(3, 3).cuda()
 """
     assert codes(src) == []
+
+
+MIXED = HEAD + """
+OPS = [
+    lambda C: nn.Identity(),
+    lambda C: nn.Conv2d(C, C, 3, padding=1),
+    lambda C: nn.MaxPool2d(3, stride=1, padding=1),
+]
+
+
+class MixedOp(nn.Module):
+    def __init__(self, C):
+        super().__init__()
+        self._ops = nn.ModuleList([op(C) for op in OPS])
+
+    def forward(self, x):
+        return sum(op(x) for op in self._ops) + torch.zeros(1, 4, 8, 8{device})
+
+
+m = MixedOp(4).cuda()
+y = m(torch.randn(1, 4, 8, 8).cuda())
+"""
+
+
+def test_comprehension_over_unlike_modules_runs_each_forward():
+    # `op` is each of three unlike modules in turn: each forward runs, and their sum is on cuda
+    assert codes(MIXED.format(device="")) == [("DEV201", 20)]
+
+
+def test_comprehension_over_unlike_modules_clean_when_created_on_the_input_device():
+    assert codes(MIXED.format(device=", device=x.device")) == []
+
+
+def test_zip_with_a_known_list_pairs_each_element():
+    src = HEAD + """
+fns = [lambda t: t.cuda(), lambda t: t.cuda()]
+outs = [f(t) for f, t in zip(fns, [torch.zeros(3), torch.ones(3)])]
+y = outs[1] + torch.ones(3, 3)
+"""
+    assert codes(src) == [("DEV201", 9)]
+
+
+RESUME = HEAD + """
+def load_epoch(path, model, optm):
+    checkpoint = torch.load(path, map_location=lambda storage, loc: storage)
+    model.load_state_dict(checkpoint["state_dict"])
+    optm.load_state_dict(checkpoint["opt_dict"])
+
+
+def train(path, device):
+    model = nn.Linear(4, 3)
+    optm = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    load_epoch(path, model, optm)
+    model.to(device)
+{after}
+    for x, y in torch.load("data.pt", map_location="cpu"):
+        optm.zero_grad()
+        nn.functional.mse_loss(model(x.to(device)), y.to(device)).backward()
+        optm.step()
+
+
+train("epoch-3.pth.tar", torch.device("cuda"))
+"""
+
+
+def test_resume_before_move_is_reported_at_the_load():
+    assert codes(RESUME.format(after="")) == [("DEV302", 10)]
+
+
+def test_state_moved_after_the_model_is_clean():
+    loop = ("    for state in optm.state.values():\n"
+            "        for k, v in state.items():\n"
+            "            if isinstance(v, torch.Tensor):\n"
+            "                state[k] = v.to(device)\n")
+    assert codes(RESUME.format(after=loop)) == []
