@@ -197,3 +197,23 @@ def test_state_moved_after_the_model_is_clean():
             "            if isinstance(v, torch.Tensor):\n"
             "                state[k] = v.to(device)\n")
     assert codes(RESUME.format(after=loop)) == []
+
+
+TYPED = HEAD + """
+cuda = True if torch.cuda.is_available() else False
+Tensor = torch.cuda.FloatTensor if cuda else torch.FloatTensor
+net = nn.Linear(4, 3).cuda()
+imgs = torch.randn(2, 4)
+{line}
+"""
+
+
+def test_type_with_a_class_chosen_at_run_time_is_unknown():
+    # `imgs.type(Tensor)` may move the batch to cuda: nothing is known, nothing reported
+    assert codes(TYPED.format(line="out = net(Variable(imgs.type(Tensor)))")) == []
+
+
+def test_type_with_a_cuda_class_moves_and_a_dtype_keeps():
+    assert codes(TYPED.format(line="out = net(imgs.type(torch.cuda.FloatTensor))")) == []
+    assert [c for c, _ in codes(TYPED.format(line="out = net(imgs.type(torch.float32))"))] == ["DEV201"]
+    assert [c for c, _ in codes(TYPED.format(line="out = net(imgs.cuda().type('torch.FloatTensor'))"))] == ["DEV202"]
