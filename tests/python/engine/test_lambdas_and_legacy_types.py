@@ -217,3 +217,35 @@ def test_type_with_a_cuda_class_moves_and_a_dtype_keeps():
     assert codes(TYPED.format(line="out = net(imgs.type(torch.cuda.FloatTensor))")) == []
     assert [c for c, _ in codes(TYPED.format(line="out = net(imgs.type(torch.float32))"))] == ["DEV201"]
     assert [c for c, _ in codes(TYPED.format(line="out = net(imgs.cuda().type('torch.FloatTensor'))"))] == ["DEV202"]
+
+
+DECORATED = HEAD + """
+def add_helpers(cls):
+    def run_twice(self, x):
+        return self(x) + self(x)
+
+    setattr(cls, "run_twice", run_twice)
+    return cls
+
+
+@add_helpers
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+net = Net().cuda()
+y = net.run_twice(torch.randn(2, 4){move})
+"""
+
+
+def test_method_a_class_decorator_sets_is_called():
+    assert [c for c, _ in codes(DECORATED.format(move=""))] == ["DEV201"]
+
+
+def test_method_a_class_decorator_sets_clean_input():
+    assert codes(DECORATED.format(move=".cuda()")) == []

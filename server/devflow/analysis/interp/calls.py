@@ -116,6 +116,10 @@ class Calls:
                     decos = decorators(fn)
                     kind = method_kind(decos, "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+                added = self.added_member(obj.cls, attr)
+                if added is not None:  # set on the class by a class decorator (setattr)
+                    f = added.func
+                    return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
             return Val("method", const=attr, bound=base)
         return class_member(base, attr)
 

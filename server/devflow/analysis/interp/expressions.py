@@ -79,7 +79,7 @@ class Expressions:
             return Val("const", const={"True": True, "False": False, "None": None}[node.id])
         if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",
                        "sorted", "reversed", "next", "iter", "isinstance", "getattr", "hasattr", "print", "max", "min",
-                       "sum", "abs", "type", "super", "map", "filter", "set", "any", "all", "round"):
+                       "sum", "abs", "type", "super", "map", "filter", "set", "any", "all", "round", "setattr"):
             return Val("qual", const="builtins." + node.id)
         return UNKNOWN
 
@@ -126,6 +126,10 @@ class Expressions:
                     if "property" in decos:
                         return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+                added = self.added_member(obj.cls, attr)
+                if added is not None:  # a function a class decorator set on the class: a method
+                    f = added.func
+                    return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
             if obj.kind == "module":
                 if attr in ("module", "_orig_mod", "base_model"):
                     return base
@@ -456,6 +460,17 @@ class Expressions:
                 return True if (v.obj.items or v.obj.keys) else None
             if v.obj.kind == "instance":
                 return True
+        return None
+
+    def added_member(self, cls, attr: str) -> Val | None:
+        """A function set on `cls` (or a base) by `setattr(cls, "name", f)`, e.g. in a class decorator."""
+        added = self.__dict__.get("_class_extras")
+        if not added:
+            return None
+        for c in (cls, *getattr(cls, "base_infos", ())):
+            v = added.get(id(c), {}).get(attr)
+            if v is not None:
+                return v
         return None
 
     def e_NamedExpr(self, node, frame):

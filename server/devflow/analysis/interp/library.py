@@ -121,6 +121,11 @@ class Library:
             return self.iter_elem(a, None, frame)
         if name == "super":
             return self.super_of(frame, args)
+        if name == "setattr" and len(args) == 3 and args[0].kind == "class" and args[1].kind == "const" and \
+                isinstance(args[1].const, str) and args[2].kind == "func" and args[2].func is not None:
+            # `setattr(cls, "sample_elbo", sample_elbo)` (a class decorator adding methods): the class has it now
+            self.__dict__.setdefault("_class_extras", {}).setdefault(id(args[0].func), {})[args[1].const] = args[2]
+            return Val("const", const=None)
         if name == "type" and len(args) == 1 and args[0].kind == "tensor":
             # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
             return Val("qual", const="torch.Tensor")

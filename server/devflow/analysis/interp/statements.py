@@ -255,6 +255,12 @@ class Statements:
         if info is not None:
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
+            for deco in reversed(st.decorator_list):
+                # a project function decorating the class runs on it (it may add methods with setattr);
+                # the name keeps the class
+                d = self.eval(deco, frame)
+                if d.kind == "func" and d.func is not None and not isinstance(deco, ast.Call):
+                    self.call_function(d.func, [frame.env[st.name]], {}, None, deco)
         return False
 
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
