@@ -249,3 +249,49 @@ def test_method_a_class_decorator_sets_is_called():
 
 def test_method_a_class_decorator_sets_clean_input():
     assert codes(DECORATED.format(move=".cuda()")) == []
+
+
+LOOPED = HEAD + """
+OPS = [
+    lambda C: nn.Identity(),
+    lambda C: nn.Conv2d(C, C, 3, padding=1),
+]
+
+
+class MixedOp(nn.Module):
+    def __init__(self, C):
+        super().__init__()
+        self._ops = nn.ModuleList()
+        for op in OPS:
+            self._ops.append(op(C))
+
+    def forward(self, x):
+        out = 0
+        for w, op in zip(torch.ones(2{device}), self._ops):
+            out = out + op(x)
+        return out + torch.zeros(1, 4, 8, 8{device})
+
+
+m = MixedOp(4).cuda()
+y = m(torch.randn(1, 4, 8, 8).cuda())
+"""
+
+
+def test_for_loop_over_unlike_modules_runs_each_forward():
+    assert [c for c, _ in codes(LOOPED.format(device=""))] == ["DEV201"]
+
+
+def test_for_loop_over_unlike_modules_clean():
+    assert codes(LOOPED.format(device=", device=x.device")) == []
+
+
+def test_for_loop_with_break_keeps_one_pass():
+    src = HEAD + """
+fns = [lambda t: t.cuda(), lambda t: t]
+for f in fns:
+    y = f(torch.zeros(3))
+    if y.sum() > 0:
+        break
+z = y + torch.ones(3, 3)
+"""
+    assert codes(src) == []  # which function ran last is not known: silent

@@ -280,8 +280,8 @@ class Expressions:
         sub.owner = frame.owner  # still inside the method (a submodule called here runs its forward)
         for gen in node.generators:
             it = self.eval(gen.iter, sub)
-            each = _known_items(it) if len(node.generators) == 1 and not gen.ifs and not isinstance(node, ast.DictComp) \
-                else None
+            each = self.per_item(it, gen.iter, sub) if len(node.generators) == 1 and not gen.ifs and \
+                not isinstance(node, ast.DictComp) else None
             if each is not None:
                 # over a few known elements (`[op(C) for op in OPS]`, `zip(weights, self._ops)`): the
                 # element expression runs once per element, so each keeps its own value
@@ -462,6 +462,31 @@ class Expressions:
                 return True
         return None
 
+    def per_item(self, it: Val, node, frame) -> list | None:
+        """The elements of an iterable to run a loop body on one by one: known one by one (a list of
+        lambdas, a ModuleList of unlike modules, a zip of such) where the join of the callables among
+        them is unknown, which would make every call through the loop variable unknown (alike elements
+        stand for each other, and one pass over them is enough; other values keep their join)."""
+        each = _known_items(it)
+        if each is None:
+            return None
+        joined = self.iter_elem(it, node, frame)
+        if joined.kind == "unknown":
+            return each if all(v.kind in _CALLABLE for v in each) else None
+        if joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "tuple":
+            lost = [i for i, v in enumerate(joined.obj.items) if v.kind == "unknown"]
+            parts = [v.obj.items for v in each if v.kind == "obj" and v.obj is not None and v.obj.kind == "tuple"]
+            if lost and len(parts) == len(each) and all(len(p) == len(joined.obj.items) for p in parts) and \
+                    all(p[i].kind in _CALLABLE for p in parts for i in lost):
+                return each
+        return None
+
+    @staticmethod
+    def known_nonempty(it: Val) -> bool:
+        """A loop over it runs its body at least once: a list / tuple / module container whose elements
+        are known and are not none."""
+        return _known_items(it) is not None
+
     def added_member(self, cls, attr: str) -> Val | None:
         """A function set on `cls` (or a base) by `setattr(cls, "name", f)`, e.g. in a class decorator."""
         added = self.__dict__.get("_class_extras")
@@ -564,6 +589,7 @@ def _chosen_device(v: Val) -> Dev | None:
 
 
 MAX_PER_ITEM = 8
+_CALLABLE = ("func", "module", "class", "partial")
 
 
 def _known_items(it: Val) -> list | None:
