@@ -295,3 +295,7 @@ for f in fns:
 z = y + torch.ones(3, 3)
 """
     assert codes(src) == []  # which function ran last is not known: silent
+
+
+def test_type_with_another_tensors_dtype_keeps_the_device():
+    assert [c for c, _ in codes(TYPED.format(line="out = net(imgs.type(net.weight.dtype))"))] == ["DEV201"]

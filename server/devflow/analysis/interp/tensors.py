@@ -48,6 +48,8 @@ class Tensors:
         if name == "type" and (args or "dtype" in kwargs):
             # `t.type(torch.cuda.FloatTensor)` moves, `t.type(torch.float16)` keeps the device, an unknown type may move
             dev = _type_device(args[0] if args else kwargs["dtype"], t.dev)
+            if dev is None and node.args and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "dtype":
+                dev = t.dev  # `t.type(other.dtype)`: a dtype
             if dev is None:
                 return UNKNOWN
             if dev is t.dev:
