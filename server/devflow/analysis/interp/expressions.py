@@ -484,7 +484,7 @@ class Expressions:
     @staticmethod
     def known_nonempty(it: Val) -> bool:
         """A loop over it runs its body at least once: a list / tuple / module container whose elements
-        are known and are not none."""
+        are known one by one (at most MAX_PER_ITEM of them) and are not none."""
         return _known_items(it) is not None
 
     def added_member(self, cls, attr: str) -> Val | None:
