@@ -267,7 +267,7 @@ class MixedOp(nn.Module):
 
     def forward(self, x):
         out = 0
-        for w, op in zip(torch.ones(2{device}), self._ops):
+        for {loop}:
             out = out + op(x)
         return out + torch.zeros(1, 4, 8, 8{device})
 
@@ -278,11 +278,16 @@ y = m(torch.randn(1, 4, 8, 8).cuda())
 
 
 def test_for_loop_over_unlike_modules_runs_each_forward():
-    assert [c for c, _ in codes(LOOPED.format(device=""))] == ["DEV201"]
+    assert [c for c, _ in codes(LOOPED.format(device="", loop="op in self._ops"))] == ["DEV201"]
 
 
 def test_for_loop_over_unlike_modules_clean():
-    assert codes(LOOPED.format(device=", device=x.device")) == []
+    assert codes(LOOPED.format(device=", device=x.device", loop="op in self._ops")) == []
+
+
+def test_for_loop_zipped_with_a_tensor_of_unknown_length_may_not_run():
+    # zip(weights, ops) is empty when weights is: `out` may still be the int 0 after the loop
+    assert codes(LOOPED.format(device="", loop="w, op in zip(torch.ones(2).cuda(), self._ops)")) == []
 
 
 def test_for_loop_with_break_keeps_one_pass():

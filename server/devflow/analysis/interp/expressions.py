@@ -485,7 +485,7 @@ class Expressions:
     def known_nonempty(it: Val) -> bool:
         """A loop over it runs its body at least once: a list / tuple / module container whose elements
         are known one by one (at most MAX_PER_ITEM of them) and are not none."""
-        return _known_items(it) is not None
+        return _known_items(it) is not None and not (it.obj.kind == "iter" and not getattr(it.obj, "exact", False))
 
     def added_member(self, cls, attr: str) -> Val | None:
         """A function set on `cls` (or a base) by `setattr(cls, "name", f)`, e.g. in a class decorator."""

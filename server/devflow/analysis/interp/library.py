@@ -105,6 +105,7 @@ class Library:
                 it.items = [Val("obj", obj=Obj("tuple", items=[k[i] if k is not None else e for k, e in zip(known, elems)]))
                             for i in range(n)]
                 it.zipped = True  # type: ignore[attr-defined]
+                it.exact = all(k is not None for k in known)  # type: ignore[attr-defined]  # its length is known
             return Val("obj", obj=it, elem=Val("obj", obj=Obj("tuple", items=elems)))
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
             el = self.iter_elem(args[0], None, frame)
