@@ -119,6 +119,10 @@ class Calls:
                     decos = decorators(fn)
                     kind = method_kind(decos, "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+                added = self.added_member(obj.cls, attr)
+                if added is not None:  # set on the class by a class decorator (setattr)
+                    f = added.func
+                    return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
             return Val("method", const=attr, bound=base)
         return class_member(base, attr)
 
@@ -256,14 +260,17 @@ class Calls:
         steps: list = []
         self.step_recorders.append(steps)
         try:
-            self.exec_block(fn.body, frame)
+            if isinstance(fn, ast.Lambda):
+                frame.returns = self.eval(fn.body, frame)
+            else:
+                self.exec_block(fn.body, frame)
         finally:
             self.frame = saved
             self.depth -= 1
             self.active.discard(id(fn))
             self.step_recorders.pop()
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
-        if frame.yields is not None or self._is_generator(fn):
+        if frame.yields is not None or (not isinstance(fn, ast.Lambda) and self._is_generator(fn)):
             # calling a generator function gives an iterator over what it yields
             ret = Val("obj", obj=Obj("iter"), elem=frame.yields if frame.yields is not None else UNKNOWN)
         if memo_key is not None:

@@ -51,11 +51,17 @@ class Checkpoints:
         opt.restored_cpu = f  # type: ignore[attr-defined]
 
     def optimizer_state_read(self, opt: Obj) -> None:
-        """`optimizer.state` read after the restore: the code moves the steps itself."""
+        """`optimizer.state` read after the restore: the code moves the steps itself. Read after the
+        model moved away from the state (`for s in opt.state.values(): s[k] = v.to(device)`): the
+        code moves the state after the model, as it must."""
         f = getattr(opt, "restored_cpu", None)
         if f is not None:
             f.cancelled = True
             opt.restored_cpu = None  # type: ignore[attr-defined]
+        stale = getattr(opt, "stale", None)
+        if stale is not None and not self.standalone:
+            stale.cancelled = True
+            opt.stale = None  # type: ignore[attr-defined]
 
 
 def _is_cpu(v: Val) -> bool:

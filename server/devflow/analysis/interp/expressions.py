@@ -80,7 +80,7 @@ class Expressions:
             return Val("const", const={"True": True, "False": False, "None": None}[node.id])
         if node.id in ("range", "len", "int", "float", "str", "bool", "enumerate", "zip", "list", "tuple", "dict",
                        "sorted", "reversed", "next", "iter", "isinstance", "getattr", "hasattr", "print", "max", "min",
-                       "sum", "abs", "type", "super", "map", "filter", "set", "any", "all", "round"):
+                       "sum", "abs", "type", "super", "map", "filter", "set", "any", "all", "round", "setattr"):
             return Val("qual", const="builtins." + node.id)
         return UNKNOWN
 
@@ -129,6 +129,10 @@ class Expressions:
                     if "property" in decos:
                         return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
+                added = self.added_member(obj.cls, attr)
+                if added is not None:  # a function a class decorator set on the class: a method
+                    f = added.func
+                    return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
             if obj.kind == "module":
                 if attr in ("module", "_orig_mod", "base_model"):
                     return base
@@ -173,6 +177,8 @@ class Expressions:
                     return obj.items[idx.const]
                 if isinstance(node.slice, ast.Slice):
                     return base
+                if base.elem is not None:  # `[cast(b) for b in buf][i]`: any element of the list
+                    return base.elem if not obj.items else self.join(self.elem_of(obj), base.elem)
                 return self.elem_of(obj)
             if obj.kind == "dict":
                 if idx.kind == "const" and idx.const in obj.keys:
@@ -277,6 +283,18 @@ class Expressions:
         sub.owner = frame.owner  # still inside the method (a submodule called here runs its forward)
         for gen in node.generators:
             it = self.eval(gen.iter, sub)
+            each = self.per_item(it, gen.iter, sub) if len(node.generators) == 1 and not gen.ifs and \
+                not isinstance(node, ast.DictComp) else None
+            if each is not None:
+                # over a few known elements (`[op(C) for op in OPS]`, `zip(weights, self._ops)`): the
+                # element expression runs once per element, so each keeps its own value
+                outs = []
+                for item in each:
+                    self.assign(gen.target, item, sub, gen)
+                    outs.append(self.eval(node.elt, sub))
+                per = Obj("list", items=outs)
+                per.per_item = True  # type: ignore[attr-defined]
+                return Val("obj", obj=per), None
             self.assign(gen.target, self.iter_elem(it, gen.iter, sub), sub, gen)
         if isinstance(node, ast.DictComp):
             self.eval(node.key, sub)
@@ -285,7 +303,10 @@ class Expressions:
 
     def e_ListComp(self, node, frame):
         elt, _ = self._comp(node, frame)
-        return Val("obj", obj=Obj("list", items=[elt]) if False else Obj("list"), elem=elt)
+        if elt.kind == "obj" and elt.obj is not None and elt.obj.kind == "list" and elt.elem is None and \
+                getattr(elt.obj, "per_item", False):
+            return elt
+        return Val("obj", obj=Obj("list"), elem=elt)
 
     e_GeneratorExp = e_ListComp
 
@@ -312,12 +333,9 @@ class Expressions:
             # branch alone says what a tensor here is
             return self.eval(node.orelse if none_side == "body" else node.body, frame)
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
-        if a.kind == b.kind == "const" and isinstance(a.const, str) and isinstance(b.const, str):
-            da, db = concrete(a.const), concrete(b.const)
-            if da is not None and db is not None and da != db:
-                return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node), accel=True),
-                           Origin(span_of(node), f"chosen at line {node.lineno}"))
-        if a.kind == "device" and b.kind == "device" and (a.dev != b.dev):
+        # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
+        da, db = _chosen_device(a), _chosen_device(b)
+        if da is not None and db is not None and da != db:
             return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         return self.join(a, b)
@@ -452,6 +470,42 @@ class Expressions:
                 return True
         return None
 
+    def per_item(self, it: Val, node, frame) -> list | None:
+        """The elements of an iterable to run a loop body on one by one: known one by one (a list of
+        lambdas, a ModuleList of unlike modules, a zip of such) where the join of the callables among
+        them is unknown, which would make every call through the loop variable unknown (alike elements
+        stand for each other, and one pass over them is enough; other values keep their join)."""
+        each = _known_items(it)
+        if each is None:
+            return None
+        joined = self.iter_elem(it, node, frame)
+        if joined.kind == "unknown":
+            return each if all(v.kind in _CALLABLE for v in each) else None
+        if joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "tuple":
+            lost = [i for i, v in enumerate(joined.obj.items) if v.kind == "unknown"]
+            parts = [v.obj.items for v in each if v.kind == "obj" and v.obj is not None and v.obj.kind == "tuple"]
+            if lost and len(parts) == len(each) and all(len(p) == len(joined.obj.items) for p in parts) and \
+                    all(p[i].kind in _CALLABLE for p in parts for i in lost):
+                return each
+        return None
+
+    @staticmethod
+    def known_nonempty(it: Val) -> bool:
+        """A loop over it runs its body at least once: a list / tuple / module container whose elements
+        are known one by one (at most MAX_PER_ITEM of them) and are not none."""
+        return _known_items(it) is not None and not (it.obj.kind == "iter" and not getattr(it.obj, "exact", False))
+
+    def added_member(self, cls, attr: str) -> Val | None:
+        """A function set on `cls` (or a base) by `setattr(cls, "name", f)`, e.g. in a class decorator."""
+        added = self.__dict__.get("_class_extras")
+        if not added:
+            return None
+        for c in (cls, *getattr(cls, "base_infos", ())):
+            v = added.get(id(c), {}).get(attr)
+            if v is not None:
+                return v
+        return None
+
     def e_NamedExpr(self, node, frame):
         v = self.eval(node.value, frame)
         self.assign(node.target, v, frame, node)
@@ -461,7 +515,9 @@ class Expressions:
         return self.eval(node.value, frame)
 
     def e_Lambda(self, node, frame):
-        return UNKNOWN
+        # a function like any other: called, it evaluates its body with its parameters bound
+        return Val("func", func=FuncRef(node, frame if frame is not self.module_frame else None, None, "function",
+                                        self.unit))
 
     def _snapshot_origin(self, obj: Obj, node, frame: Frame, what: str) -> Origin:
         """Where copies of a not-yet-moved model's tensors were taken. Inside a same-file helper
@@ -542,4 +598,28 @@ def _none_branch(node: ast.IfExp) -> str | None:
     side, other = ("body", node.body) if isinstance(t.ops[0], ast.Is) else ("orelse", node.orelse)
     if (isinstance(other, ast.Name) and other.id == t.left.id) or (isinstance(other, ast.Constant) and other.value is None):
         return side
+    return None
+
+
+def _chosen_device(v: Val) -> Dev | None:
+    """The device one branch of `a if c else b` names: a device string or a device value."""
+    if v.kind == "const" and isinstance(v.const, str):
+        return concrete(v.const)
+    if v.kind == "device" and v.dev is not None and v.dev.known:
+        return v.dev
+    return None
+
+
+MAX_PER_ITEM = 8
+_CALLABLE = ("func", "module", "class", "partial")
+
+
+def _known_items(it: Val) -> list | None:
+    """The elements of an iterable known one by one (a literal list of functions, a ModuleList of
+    unlike modules, a zip of such), at most MAX_PER_ITEM; None otherwise."""
+    if it.kind == "obj" and it.obj is not None and 0 < len(it.obj.items) <= MAX_PER_ITEM and (
+            (it.obj.kind in ("list", "tuple") and it.elem is None) or getattr(it.obj, "zipped", False)):
+        return list(it.obj.items)
+    if it.kind == "module" and it.obj is not None and it.obj.cls is None and 0 < len(it.obj.items) <= MAX_PER_ITEM:
+        return list(it.obj.items)
     return None

@@ -24,6 +24,8 @@ class Library:
             return mg
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
+        if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and args and args[0].kind == "tensor":
+            return args[0]  # since torch 0.4 a Variable is the tensor it wraps, on its device
         if q.startswith("torch."):
             return self.call_torch(node, q, args, kwargs, frame)
         last = q.rsplit(".", 1)[-1]
@@ -94,7 +96,17 @@ class Library:
         if name == "enumerate" and args:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, self.iter_elem(args[0], None, frame)])))
         if name == "zip" and args:
-            return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[self.iter_elem(a, None, frame) for a in args])))
+            it = Obj("iter")
+            elems = [self.iter_elem(a, None, frame) for a in args]
+            known = [_listed(a) for a in args]
+            sizes = {len(k) for k in known if k is not None}
+            if len(sizes) == 1 and "__opaque__" not in kwargs:  # zip(weights, self._ops): one tuple per known element
+                n = sizes.pop()
+                it.items = [Val("obj", obj=Obj("tuple", items=[k[i] if k is not None else e for k, e in zip(known, elems)]))
+                            for i in range(n)]
+                it.zipped = True  # type: ignore[attr-defined]
+                it.exact = all(k is not None for k in known)  # type: ignore[attr-defined]  # its length is known
+            return Val("obj", obj=it, elem=Val("obj", obj=Obj("tuple", items=elems)))
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
             el = self.iter_elem(args[0], None, frame)
             return Val("obj", obj=Obj("list"), elem=el)
@@ -110,6 +122,14 @@ class Library:
             return self.iter_elem(a, None, frame)
         if name == "super":
             return self.super_of(frame, args)
+        if name == "setattr" and len(args) == 3 and args[0].kind == "class" and args[1].kind == "const" and \
+                isinstance(args[1].const, str) and args[2].kind == "func" and args[2].func is not None:
+            # `setattr(cls, "sample_elbo", sample_elbo)` (a class decorator adding methods): the class has it now
+            self.__dict__.setdefault("_class_extras", {}).setdefault(id(args[0].func), {})[args[1].const] = args[2]
+            return Val("const", const=None)
+        if name == "type" and len(args) == 1 and args[0].kind == "tensor":
+            # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
+            return Val("qual", const="torch.Tensor")
         if name == "dict":
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
@@ -162,7 +182,8 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
-        if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest):
+        if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest) and \
+                not _legacy_sizes_spread(node, rest):
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
             d = _device_kwarg(kwargs)
@@ -288,6 +309,7 @@ class Library:
             v = kwargs.get(kw.arg) if kw.arg else None
             if v is not None and v.kind == "tensor" and kw.arg not in ("out",):
                 vals.append((v, self.text(kw.value)))
+        vals += self.spread_keywords(node, kwargs)
         if vals:
             if self.check_mix(node, vals, frame):
                 return UNKNOWN
@@ -296,6 +318,16 @@ class Library:
                 return Val("obj", obj=Obj("tuple"), elem=res)
             return res
         return UNKNOWN
+
+    def spread_keywords(self, node, kwargs) -> list:
+        """`f(x, **kw)` with `kw` a dict whose keys are known (`kw["weight"] = w` before the call):
+        its tensors are keyword arguments of the call like any written one (named `kw["weight"]`)."""
+        spread = [kw.value for kw in node.keywords if kw.arg is None]
+        if not spread:
+            return []
+        written = {kw.arg for kw in node.keywords if kw.arg}
+        return [(v, f"{self.text(spread[0])}[{k!r}]") for k, v in kwargs.items()
+                if k not in written and k not in ("out", "__opaque__") and v.kind == "tensor"]
 
     def _as_device(self, d: Val) -> Dev | None:
         if d.kind == "device":
@@ -483,8 +515,24 @@ def _all_cpu_sample(r: Val) -> bool:
                for v in r.obj.items) and any(v.kind == "tensor" for v in r.obj.items)
 
 
+def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
+    """`torch.FloatTensor(*shape)`: a legacy typed constructor takes no device from its positional
+    arguments (sizes, data; a cuda tensor given to it is an error), so a positional spread leaves
+    it on the cpu."""
+    return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
+
+
 def _sized_spread(node: ast.Call, rest: str) -> bool:
     """`torch.randn(n, *shape)`: a factory's device= is keyword-only, so a positional spread only adds
     dimensions; with a plain first size the tensor is at least 1-d (never a 0-dim scalar)."""
     return rest in T.FACTORIES and rest not in T.MAYBE_SCALAR_FACTORIES and bool(node.args) and \
         not isinstance(node.args[0], ast.Starred) and all(k.arg is not None for k in node.keywords)
+
+
+def _listed(v: Val) -> list | None:
+    """The elements of a list / tuple / module container known one by one, else None."""
+    if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and v.elem is None and v.obj.items:
+        return list(v.obj.items)
+    if v.kind == "module" and v.obj is not None and v.obj.cls is None and v.obj.items:
+        return list(v.obj.items)
+    return None

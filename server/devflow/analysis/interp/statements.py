@@ -170,11 +170,19 @@ class Statements:
 
     def s_For(self, st, frame):
         it = self.eval(st.iter, frame)
+        each = self.per_item(it, st.iter, frame) if not st.orelse and not _jumps(st.body) else None
+        if each is not None:
+            # `for w, op in zip(weights, self._ops)` over unlike modules: the body runs once per element, in order
+            for item in each:
+                self.assign(st.target, item, frame, st)
+                self.exec_block(st.body, frame)
+            return False
         elem = self.iter_elem(it, st.iter, frame)
         before = dict(frame.env)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
-        frame.env = self.join_env(before, frame.env)
+        if not (self.known_nonempty(it) and not _jumps(st.body)):
+            frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
         return False
 
@@ -255,6 +263,12 @@ class Statements:
         if info is not None:
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
+            for deco in reversed(st.decorator_list):
+                # a project function decorating the class runs on it (it may add methods with setattr);
+                # the name keeps the class
+                d = self.eval(deco, frame)
+                if d.kind == "func" and d.func is not None and not isinstance(deco, ast.Call):
+                    self.call_function(d.func, [frame.env[st.name]], {}, None, deco)
         return False
 
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
@@ -431,3 +445,16 @@ def _param_call_of(value):
         value = value.func.value
     return value
 
+
+def _jumps(body) -> bool:
+    """A `break`, `continue`, `return` or `yield` in a loop body (not in a nested function): the body
+    may not run to its end for each element."""
+    stack = list(body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Break, ast.Continue, ast.Return, ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return False

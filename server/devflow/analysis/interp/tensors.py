@@ -45,6 +45,17 @@ class Tensors:
         if name == "cpu":
             return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
+        if name == "type" and (args or "dtype" in kwargs):
+            # `t.type(torch.cuda.FloatTensor)` moves, `t.type(torch.float16)` keeps the device, an unknown type may move
+            dev = _type_device(args[0] if args else kwargs["dtype"], t.dev)
+            if dev is None and node.args and isinstance(node.args[0], ast.Attribute) and node.args[0].attr == "dtype":
+                dev = t.dev  # `t.type(other.dtype)`: a dtype
+            if dev is None:
+                return UNKNOWN
+            if dev is t.dev:
+                return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
+            return Val("tensor", dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
+                                             kind="placed"), scalar=t.scalar, batch=t.batch)
         if name == "keys":  # not a Tensor method: `t` is a dict of tensors; its keys are not tensors
             return UNKNOWN
         if name == "items":
@@ -86,3 +97,18 @@ _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_
 _MODULE_OR_TENSOR = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_",
                                "eval", "train", "share_memory", "type", "zero_"})
 
+
+def _type_device(v: Val, same: Dev | None) -> Dev | None:
+    """The device `t.type(v)` is on: a legacy typed class or its name ("torch.cuda.FloatTensor") names
+    one; a dtype keeps the tensor's (`same`); anything else is unknown (None)."""
+    name = v.const if v.kind in ("qual", "const") and isinstance(v.const, str) else None
+    if name is None or not name.startswith("torch."):
+        return None
+    rest = name[6:]
+    if rest.startswith("cuda.") and rest[5:] in T.LEGACY_CPU_TYPES:
+        return CUDA
+    if rest in T.LEGACY_CPU_TYPES:
+        return CPU
+    if "." not in rest and not rest[:1].isupper():
+        return same  # a dtype: torch.float16, torch.long
+    return None
