@@ -57,6 +57,7 @@ class Driver:
         self._param_roots: dict = {}  # span of a model built on cpu -> that model (its parameters' owner)
         self._param_nodes: set[int] = set()  # `nn.Parameter(...)` calls: their tensor is a parameter of its module
         self._cur_move = (None, None)
+        self.moves_made: dict = {}  # id(origin) -> a module move, for fixes that repeat it (repeat_move)
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
@@ -167,6 +168,7 @@ class Driver:
             opt.modules = []
         self._optimizers = []
         self._all_modules = []
+        self.moves_made = {}
         self.memo.clear()
         self.memo_steps.clear()
         self.units = {}
