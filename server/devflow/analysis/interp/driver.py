@@ -15,6 +15,7 @@ from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
 from devflow.analysis.program import LINE_BASE, unit_of_line
+from devflow.analysis.interp.global_view import GlobalView
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
 
 
@@ -58,6 +59,8 @@ class Driver:
         self._param_nodes: set[int] = set()  # `nn.Parameter(...)` calls: their tensor is a parameter of its module
         self._cur_move = (None, None)
         self.moves_made: dict = {}  # id(origin) -> a module move, for fixes that repeat it (repeat_move)
+        self.global_view = GlobalView(tree)  # module-level bindings in order (global_view: M13)
+        self.global_point: int | None = None  # running a function the module never calls: defined here
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
@@ -77,6 +80,7 @@ class Driver:
     def run(self) -> None:
         DECO_CACHE.clear()  # per file: never keeps another file's tree alive
         self.exec_block(self.tree.body, self.module_frame)
+        self.global_view.finish(self.module_frame.env)
         top = set()
         for st in self.tree.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -97,6 +101,7 @@ class Driver:
 
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False) -> None:
         self.standalone = not follow  # callees get their own pass: do not follow calls from here
+        self.global_point = self.global_view.point_of(fn)  # its globals: any binding from its definition on
         decos = decorators(fn)
         self_val = None
         if owner is not None and "staticmethod" not in decos:
@@ -169,6 +174,7 @@ class Driver:
         self._optimizers = []
         self._all_modules = []
         self.moves_made = {}
+        self.global_view.history, self.global_view.cache = {}, {}
         self.memo.clear()
         self.memo_steps.clear()
         self.units = {}
