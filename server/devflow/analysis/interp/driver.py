@@ -15,8 +15,8 @@ from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
 from devflow.analysis.program import LINE_BASE, unit_of_line
-from devflow.analysis.interp.global_view import GlobalView
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
+from devflow.analysis.interp.global_view import GlobalView, global_reads
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, call_sig, TENSOR_ATTRS, DECO_CACHE
 
 
 class Driver:
@@ -120,6 +120,12 @@ class Driver:
             args, self.standalone = entry, False
         kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
         self.call_function(FuncRef(fn, None, owner, kind), args, {}, self_val, None, standalone=True)
+
+    def globals_sig(self, fn) -> tuple:
+        """The module-level values `fn` reads by name (its own code), for the memo key of a call: the same
+        function called again after `model = Other()` sees the other model (global_view)."""
+        env = self.module_frame.env
+        return tuple(call_sig(v) if v is not None else None for v in map(env.get, global_reads(fn, self.builds_modules_cache)))
 
     def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
         """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".

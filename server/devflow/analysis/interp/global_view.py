@@ -73,3 +73,22 @@ def seq_now(module_frame) -> int:
     """Where module code is now: the line of the top-level statement running, or any time."""
     stack = module_frame.stmt_stack
     return stack[0].lineno if stack else ANY_TIME
+
+
+def global_reads(fn, cache: dict) -> tuple[str, ...]:
+    """Names `fn` reads and never binds itself (nested functions and lambdas included): the globals,
+    builtins and closure names it depends on beyond its arguments. Cached per function node."""
+    key = ("global-reads", id(fn))
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    loads, stores = set(), set()
+    a = fn.args
+    stores.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+    stores.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name):
+            (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
+    out = tuple(sorted(loads - stores - {"self", "cls"}))
+    cache[key] = out
+    return out
