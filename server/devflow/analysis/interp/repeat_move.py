@@ -47,6 +47,19 @@ def repeated_move(interp, parent: Obj, frame: Frame, at_line: int) -> tuple[str,
     return recv, mc
 
 
+def move_text_after(interp, moved_obj: Obj, frame: Frame, at_line: int) -> str | None:
+    """The move call text (`.to(device)`) that placed `moved_obj`, when applying it to the model's
+    new holder after line `at_line` (`model = convert(model)`: the name holds the converted model)
+    moves it the same way: same scope, a move that names a device, none of its names rebound since."""
+    moved = moved_obj.moved
+    rec = interp.moves_made.get(id(moved)) if moved is not None else None
+    if rec is None or rec[0] is not moved or rec[3] is not frame or not _names_a_device(rec[2]):
+        return None
+    if _rebound_between(frame.node, _reads(rec[2]), moved.span.line, at_line - 1):
+        return None
+    return rec[2]
+
+
 def _resolve(interp, dotted: str, frame: Frame) -> Obj | None:
     parts = dotted.split(".")
     v = interp.lookup(parts[0], frame)

@@ -11,6 +11,7 @@ from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
+from devflow.analysis.interp.repeat_move import move_text_after
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -98,7 +99,7 @@ class Statements:
         name = st.value.func.id
         code = "DEV602" if any(w in name.lower() for w in ("convert", "sync")) else "DEV102"
         target = st.targets[0].id
-        mc = getattr(moved, "move_call", None)
+        mc = move_text_after(self, moved, frame, st.lineno)
         fix = FixPlan("insert_after", span_of(st), text=f"{target}{mc}", title=f"Move the model again after the conversion: `{target}{mc}`") if mc else None
         f = self.add(Finding(code, span_of(st),
                              f"`{name}()` builds new modules (on cpu) after the model was moved ({moved.moved.reason}); "
