@@ -55,3 +55,16 @@ def test_no_fix(src_path: Path):
     result = analyze(src_path.read_text(), str(src_path))
     mine = [d for d in result.diagnostics if d.code == code]
     assert mine and all(d.fix is None for d in mine)
+
+
+def test_statement_inserted_after_a_methods_last_line_reads_its_parameters():
+    """An insertion just below a function's last statement, at its body's indentation, is in that
+    function (`self` is bound there); at module indentation it is not."""
+    import ast
+
+    from devflow.rules.fix_safety import names_bound
+
+    src = "class T:\n    def __init__(self, m):\n        self.m = m\n        self.m.reset(3)\n\n\nt = T(None)\n"
+    tree = ast.parse(src)
+    assert names_bound(tree, 5, "        self.m.to(self.d)\n")
+    assert not names_bound(tree, 5, "self.m.to(self.d)\n")
