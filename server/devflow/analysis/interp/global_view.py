@@ -7,7 +7,8 @@ a global it reads is any binding live from then on, so the value is the join of 
 join of different objects or devices is unknown (silent). The same object moved in place
 (`model = Net(); model = model.to(device)`) is one binding's object, so it keeps its final placement.
 
-The bindings are recorded per top-level statement of the checked file (its line orders them: module
+A `None` placeholder (`model = None` before a loader binds the model) is left out of the join: a
+call that reads it fails whatever the devices. The bindings are recorded per top-level statement of the checked file (its line orders them: module
 code runs top to bottom, a loop or a branch is one statement); a binding made by a function with
 `global x` counts from the top-level statement that called it, or from any time when no module code
 runs. An imported project module has run to its end before any of its functions is called: its
@@ -62,9 +63,11 @@ class GlobalView:
         if entries:
             before = [s for s, _ in entries if s < point]
             live = max(before) if before else None
-            for s, v in entries:
-                if s >= point or s == live:
-                    out = v if out is None else join(out, v)
+            seen = [v for s, v in entries if s >= point or s == live]
+            # `model = None` until a loader binds it: a run that reads the None fails whatever the devices
+            objects = [v for v in seen if not (v.kind == "const" and v.const is None)]
+            for v in objects or seen:
+                out = v if out is None else join(out, v)
         self.cache[key] = out
         return out
 
