@@ -8,11 +8,14 @@ join of different objects or devices is unknown (silent). The same object moved 
 (`model = Net(); model = model.to(device)`) is one binding's object, so it keeps its final placement.
 
 A `None` placeholder (`model = None` before a loader binds the model) is left out of the join: a
-call that reads it fails whatever the devices. The bindings are recorded per top-level statement of the checked file (its line orders them: module
+call that reads it fails whatever the devices.
+
+The bindings are recorded per top-level statement of the checked file (its line orders them: module
 code runs top to bottom, a loop or a branch is one statement); a binding made by a function with
 `global x` counts from the top-level statement that called it, or from any time when no module code
 runs. An imported project module has run to its end before any of its functions is called: its
-functions read its final globals, as before.
+functions read its final globals, as before. A call from module level is memoised with the values of
+the globals its function reads (`global_reads`), so a call after a rebinding runs again.
 """
 
 from __future__ import annotations

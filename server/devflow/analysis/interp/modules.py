@@ -13,7 +13,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
-from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
+from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
 
 
 def derives_from_optimizer(info, index, seen=None) -> bool:
