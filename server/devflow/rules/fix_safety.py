@@ -24,14 +24,21 @@ def _reads(text: str) -> set[str] | None:
     return {n.id for n in names if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - own
 
 
-def _enclosing_functions(tree: ast.Module, line: int) -> list[ast.AST]:
-    """Functions whose body holds `line`, outermost first."""
+def _enclosing_functions(tree: ast.Module, line: int, indent: int | None = None) -> list[ast.AST]:
+    """Functions whose body holds `line`, outermost first; with the inserted text's `indent`, also one
+    whose last line is just above (a statement inserted after a function's last statement)."""
     out: list[ast.AST] = []
     body = tree.body
+
+    def holds(st) -> bool:
+        end = st.end_lineno or st.lineno
+        return st.body[0].lineno <= line <= end or \
+            (indent is not None and line == end + 1 and indent >= st.body[0].col_offset)
+
     while True:
         inner = next((st for st in _walk_defs(body)
                       if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))
-                      and st.body and st.body[0].lineno <= line <= (st.end_lineno or st.lineno)), None)
+                      and st.body and holds(st)), None)
         if inner is None:
             return out
         out.append(inner)
@@ -96,14 +103,15 @@ def _bound_in(fn: ast.AST, before: int | None) -> set[str]:
 
 
 def names_bound(tree: ast.Module, line: int, text: str) -> bool:
-    """Whether every name `text` reads is bound before `line` (1-based, where the text is inserted)."""
+    """Whether every name `text` reads is bound before `line` (1-based, where the text is inserted,
+    at the text's own indentation)."""
     reads = _reads(text)
     if reads is None:
         return False
     missing = reads - _BUILTINS
     if not missing:
         return True
-    functions = _enclosing_functions(tree, line)
+    functions = _enclosing_functions(tree, line, len(text) - len(text.lstrip(" \t")))
     if not functions:
         return not (missing - _bound_in(tree, line))
     for fn in functions:

@@ -15,7 +15,8 @@ from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
 from devflow.analysis.program import LINE_BASE, unit_of_line
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, TENSOR_ATTRS, DECO_CACHE
+from devflow.analysis.interp.global_view import GlobalView, global_reads
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, call_sig, TENSOR_ATTRS, DECO_CACHE
 
 
 class Driver:
@@ -57,6 +58,9 @@ class Driver:
         self._param_roots: dict = {}  # span of a model built on cpu -> that model (its parameters' owner)
         self._param_nodes: set[int] = set()  # `nn.Parameter(...)` calls: their tensor is a parameter of its module
         self._cur_move = (None, None)
+        self.moves_made: dict = {}  # id(origin) -> a module move, for fixes that repeat it (repeat_move)
+        self.global_view = GlobalView(tree)  # module-level bindings in order (global_view: M13)
+        self.global_point: int | None = None  # running a function the module never calls: defined here
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
@@ -76,6 +80,7 @@ class Driver:
     def run(self) -> None:
         DECO_CACHE.clear()  # per file: never keeps another file's tree alive
         self.exec_block(self.tree.body, self.module_frame)
+        self.global_view.finish(self.module_frame.env)
         top = set()
         for st in self.tree.body:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -97,6 +102,7 @@ class Driver:
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False, defined_in: ClassInfo | None = None,
                        site=None) -> None:
         self.standalone = not follow  # callees get their own pass: do not follow calls from here
+        self.global_point = self.global_view.point_of(fn)  # its globals: any binding from its definition on
         decos = decorators(fn)
         self_val = None
         if owner is not None and "staticmethod" not in decos:
@@ -117,6 +123,12 @@ class Driver:
         # (an inherited method runs in the file of the class that defines it: its names resolve there)
         # (`site`: where the checked file reaches it, for a finding that lies in another file)
         self.call_function(FuncRef(fn, None, defined_in or owner, kind), args, {}, self_val, site, standalone=True)
+
+    def globals_sig(self, fn) -> tuple:
+        """The module-level values `fn` reads by name (its own code), for the memo key of a call: the same
+        function called again after `model = Other()` sees the other model (global_view)."""
+        env = self.module_frame.env
+        return tuple(call_sig(v) if v is not None else None for v in map(env.get, global_reads(fn, self.builds_modules_cache)))
 
     def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
         """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".
@@ -170,6 +182,8 @@ class Driver:
             opt.modules = []
         self._optimizers = []
         self._all_modules = []
+        self.moves_made = {}
+        self.global_view.history, self.global_view.cache = {}, {}
         self.memo.clear()
         self.memo_steps.clear()
         self.units = {}

@@ -50,6 +50,10 @@ class Expressions:
             if v is not None:
                 return v
             f = f.closure
+        if self.global_point is not None and self.module_frame is self.main_unit.module_frame:
+            v = self.global_view.since(name, self.global_point, self.join)  # a function the module never calls
+            if v is not None:
+                return v
         return self.module_frame.env.get(name)
 
     def e_Name(self, node, frame):

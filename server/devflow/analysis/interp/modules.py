@@ -12,7 +12,8 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_d
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef, is_dotted_name, DTYPES, HEAD_RESETTERS
+from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
+from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
 
 
 def derives_from_optimizer(info, index, seen=None) -> bool:
@@ -224,6 +225,7 @@ class Modules:
         origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed")
         obj.move_call = move_text  # type: ignore[attr-defined]
         obj.move_recv = recv_text  # type: ignore[attr-defined]
+        record_move(self, origin, recv_text, move_text, frame)
         seen: set[int] = set()
         self._cur_move = (move_text, frame)
         self._cur_guards = _guards(frame.stmt_stack)
@@ -436,10 +438,10 @@ class Modules:
             return self.call_module(node, mod, args, kwargs, frame, method=name)
         if name in HEAD_RESETTERS and obj.cls is None and obj.moved is not None and \
                 definitely_differ(self.default_dev, obj.dev) and not getattr(obj, "standalone", False):
-            mc = getattr(obj, "move_call", None)
             stmt = frame.stmt_stack[-1] if frame.stmt_stack else None
-            fix = FixPlan("insert_after", span_of(stmt), text=f"{recv_text}{mc}",
-                          title=f"Move the model again: `{recv_text}{mc}`") if mc and stmt is not None and is_dotted_name(recv_text) else None
+            move = repeated_move(self, obj, frame, stmt.end_lineno or stmt.lineno) if simple_statement(stmt) else None
+            fix = FixPlan("insert_after", span_of(stmt), text=f"{move[0]}{move[1]}",
+                          title=f"Move the model again: `{move[0]}{move[1]}`") if move else None
             f = self.add(Finding("DEV102", span_of(node),
                                  f"`{self.text(node)}` builds a new head on cpu after `{recv_text}` was moved "
                                  f"({obj.moved.reason}); it stays on cpu", [(obj.moved.span, obj.moved.reason)], fix))

@@ -14,6 +14,7 @@ from dataclasses import replace
 
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODULE_SIDE
+from devflow.analysis.interp.repeat_move import repeated_move, simple_statement
 
 
 class Reporting:
@@ -51,28 +52,29 @@ class Reporting:
                         f"`{self.text(target)}` is created on {child.dev.render() if child.dev else 'cpu'} after "
                         f"`{self.text(target.value)}` was moved ({mv_text}); the new module stays on cpu",
                         [(mv.span, mv_text)],
-                        self._append_move_fix(st.value, parent) if isinstance(st, ast.Assign) else None)
+                        self._append_move_fix(st.value, parent, frame, st.lineno) if isinstance(st, ast.Assign) else None)
         else:
             return
         f = self.add(f)
         child.pending.append(f)
 
-    def _move_text(self, parent: Obj) -> str | None:
-        return getattr(parent, "move_call", None)
-
-    def _append_move_fix(self, value: ast.AST, parent: Obj) -> FixPlan | None:
-        mc = self._move_text(parent)
-        if not mc or not isinstance(value, ast.Call):
+    def _append_move_fix(self, value: ast.AST, parent: Obj, frame: Frame, line: int) -> FixPlan | None:
+        move = repeated_move(self, parent, frame, line) if isinstance(value, ast.Call) else None
+        if move is None:
             return None
+        mc = move[1]
         return FixPlan("append", span_of(value), text=mc, title=f"Move the new module too: append `{mc}`",
                        applicability="safe")
 
     def _move_again_fix(self, parent: Obj, call_site, frame_of_site) -> FixPlan | None:
-        mc = self._move_text(parent)
-        recv = getattr(parent, "move_recv", None)
-        if not mc or not recv or not frame_of_site.stmt_stack:
+        """Repeat the move that placed the model right after the call that built the new submodule."""
+        stmt = frame_of_site.stmt_stack[-1] if frame_of_site.stmt_stack else None
+        if not simple_statement(stmt):
             return None
-        stmt = frame_of_site.stmt_stack[-1]
+        move = repeated_move(self, parent, frame_of_site, stmt.end_lineno or stmt.lineno)
+        if move is None:
+            return None
+        recv, mc = move
         return FixPlan("insert_after", span_of(stmt), text=f"{recv}{mc}", title=f"Move the model again: `{recv}{mc}`")
 
     def check_mix(self, node, vals: list[tuple[Val, str]], frame, module: Val | None = None) -> bool:

@@ -10,6 +10,8 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
+from devflow.analysis.interp.global_view import seq_now
+from devflow.analysis.interp.repeat_move import move_text_after
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -97,7 +99,7 @@ class Statements:
         name = st.value.func.id
         code = "DEV602" if any(w in name.lower() for w in ("convert", "sync")) else "DEV102"
         target = st.targets[0].id
-        mc = getattr(moved, "move_call", None)
+        mc = move_text_after(self, moved, frame, st.lineno)
         fix = FixPlan("insert_after", span_of(st), text=f"{target}{mc}", title=f"Move the model again after the conversion: `{target}{mc}`") if mc else None
         f = self.add(Finding(code, span_of(st),
                              f"`{name}()` builds new modules (on cpu) after the model was moved ({moved.moved.reason}); "
@@ -296,6 +298,8 @@ class Statements:
                 val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
             env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
             env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
+            if env is self.module_frame.env and self.module_frame is self.main_unit.module_frame:
+                self.global_view.bound(name, seq_now(self.module_frame), env[name])
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "namespace" and not val.obj.role:
                 val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
                 for k, a in val.obj.attrs.items():
