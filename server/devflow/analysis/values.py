@@ -29,7 +29,7 @@ class Origin:
 class Obj:
     """A heap object (shared by reference): a module, an instance, a container, an optimizer ..."""
 
-    kind: str  # module | instance | list | dict | optimizer | scheduler | scaler | tokenizer | loader | ckpt
+    kind: str  # module | instance | list | dict | optimizer | scheduler | scaler | tokenizer | loader | ckpt | host
     qual: str = ""
     cls: object = None  # ClassInfo of a same-file class
     attrs: dict = field(default_factory=dict)
@@ -96,5 +96,8 @@ class Val:
 
 
 UNKNOWN = Val("unknown")
+# numpy data (an array, a numpy scalar, a numpy object such as a Generator): it lives on the host, so a tensor
+# made from it (`torch.tensor(arr)`) is on the cpu. Shared and never mutated.
+HOST_DATA = Val("obj", obj=Obj("host", qual="numpy"))
 COLLATED = "collated"
 ENCODING = "encoding"

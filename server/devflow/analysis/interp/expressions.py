@@ -8,7 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
-from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, HOST_DATA, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -188,6 +188,8 @@ class Expressions:
                 if idx.kind == "const" and idx.const in obj.keys:
                     return obj.keys[idx.const]
                 return base.elem or UNKNOWN
+            if obj.kind == "host" and idx.kind != "tensor":
+                return HOST_DATA
         if base.kind == "module" and base.obj is not None and base.obj.items:
             return self.elem_of(base.obj)
         return UNKNOWN
@@ -382,6 +384,9 @@ class Expressions:
             return Val("tensor", left.dev, left.origin, scalar=left.scalar)
         if right.kind == "tensor":
             return Val("tensor", right.dev, right.origin, scalar=right.scalar)
+        if _is_host(left) and (_is_host(right) or right.kind == "const") or \
+                _is_host(right) and left.kind == "const":
+            return HOST_DATA  # numpy arithmetic with numbers stays on the host
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             dev = self.percent_device(node, left, right)
             if dev is not None:
@@ -627,3 +632,7 @@ def _known_items(it: Val) -> list | None:
     if it.kind == "module" and it.obj is not None and it.obj.cls is None and 0 < len(it.obj.items) <= MAX_PER_ITEM:
         return list(it.obj.items)
     return None
+
+
+def _is_host(v: Val) -> bool:
+    return v.kind == "obj" and v.obj is not None and v.obj.kind == "host"

@@ -85,9 +85,22 @@ class Tensors:
                 and not kwargs:
             scalar = True
         elif name in _ADDS_DIMS or (name in ("view", "reshape") and node.args and
-                                    not (isinstance(node.args[0], (ast.Tuple, ast.List)) and not node.args[0].elts)):
+                                    not (isinstance(node.args[0], (ast.Tuple, ast.List)) and not node.args[0].elts)) \
+                or _names_inner_dim(node):
             scalar = False  # a maybe-0-dim value (`torch.tensor(ids)`) with dims added is not a cpu scalar any more
         return Val("tensor", t.dev, t.origin, scalar=scalar)
+
+
+def _names_inner_dim(node) -> bool:
+    """`t.argmax(dim=1)`, `t.softmax(dim=-2)`: torch checks `dim` against the receiver's dimensions, so a `dim` other
+    than 0 / -1 proves at least two; reducing one of them (or keeping them all) leaves at least one: not 0-dim."""
+    for kw in node.keywords:
+        if kw.arg == "dim":
+            v = kw.value
+            if isinstance(v, ast.UnaryOp) and isinstance(v.op, ast.USub) and isinstance(v.operand, ast.Constant):
+                return type(v.operand.value) is int and v.operand.value >= 2
+            return isinstance(v, ast.Constant) and type(v.value) is int and v.value >= 1
+    return False
 
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
