@@ -12,6 +12,7 @@ from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
+from devflow.analysis.interp.expressions import _chosen_device
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -147,7 +148,25 @@ class Statements:
         else:
             frame.env = self.join_env(env_body, env_else)
             self._moved_on_one_branch(st, before, env_body, env_else, frame)
+            self._device_chosen_on_branches(st, before, env_body, env_else, frame)
         return False
+
+    def _device_chosen_on_branches(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
+        """`if opt.use_gpu: device = torch.device("cuda:0") else: device = torch.device("cpu")`: the statement
+        form of `"cuda:0" if opt.use_gpu else "cpu"`, the accelerator the condition picks (never the cpu on a
+        GPU run), one device for everything placed on that name."""
+        for name, a in env_body.items():
+            b = env_else.get(name)
+            if b is None or (a is before.get(name) and b is before.get(name)):
+                continue
+            da, db = _chosen_device(a), _chosen_device(b)
+            if da is None or db is None:
+                continue
+            gpu = db if da.is_cpu else da if db.is_cpu else None
+            if gpu is None or not (gpu.kind == "cuda" or gpu.kind == "sym" and gpu.accel):
+                continue
+            frame.env[name] = Val("device", Dev("sym", key=("if-device", id(st), name), text=name, accel=True),
+                                  Origin(span_of(st.test), f"chosen by `{self.text(st.test)}` at line {st.lineno}"))
 
     def _moved_on_one_branch(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
         """`if use_gpu: x = x.cuda()`: a tensor moved to an accelerator on one branch only is on the device
