@@ -137,6 +137,9 @@ class Expressions:
                 if added is not None:  # a function a class decorator set on the class: a method
                     f = added.func
                     return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
+                table = self.class_table(obj.cls, attr)
+                if table is not None:
+                    return table
             if obj.kind == "module":
                 if attr in ("module", "_orig_mod", "base_model"):
                     return base
@@ -148,6 +151,32 @@ class Expressions:
                 self.optimizer_state_read(obj)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         return class_member(base, attr)
+
+    def class_table(self, cls, attr: str) -> Val | None:
+        """`self.METRICS[name]` where the class body says `METRICS = {"accuracy": accuracy, ...}`: a registry
+        (dict / list / tuple display) the class holds, evaluated once in the file that defines the class.
+        Other class-level values are left out: an instance attribute set where this run does not see it
+        would hide them."""
+        for c in [cls] + list(_all_bases(cls)):
+            for st in c.node.body:
+                value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+                if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                    continue
+                if not isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
+                    return None
+                cache = self.__dict__.setdefault("_class_tables", {})
+                key = (id(st), attr)
+                if key not in cache:
+                    unit = self.unit_of_index(c.home) if self.units else None
+                    saved = self.enter(unit) if unit is not None and unit is not self.unit else None
+                    try:
+                        cache[key] = self.eval(value, self.module_frame)
+                    finally:
+                        if saved is not None:
+                            self.leave(saved)
+                return cache[key]
+        return None
 
     def device_of(self, t: Val, node) -> Val:
         if t.dev is not None and t.dev.known:
@@ -636,3 +665,9 @@ def _known_items(it: Val) -> list | None:
 
 def _is_host(v: Val) -> bool:
     return v.kind == "obj" and v.obj is not None and v.obj.kind == "host"
+
+
+def _all_bases(cls):
+    for b in cls.base_infos:
+        yield b
+        yield from _all_bases(b)
