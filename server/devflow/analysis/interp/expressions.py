@@ -8,7 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
-from devflow.analysis.values import ENCODING, HOST_DATA, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -218,7 +218,7 @@ class Expressions:
                     return obj.keys[idx.const]
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
-                return HOST_DATA
+                return host_data()
         if base.kind == "module" and base.obj is not None and base.obj.items:
             return self.elem_of(base.obj)
         return UNKNOWN
@@ -415,7 +415,7 @@ class Expressions:
             return Val("tensor", right.dev, right.origin, scalar=right.scalar)
         if _is_host(left) and (_is_host(right) or right.kind == "const") or \
                 _is_host(right) and left.kind == "const":
-            return HOST_DATA  # numpy arithmetic with numbers stays on the host
+            return host_data()  # numpy arithmetic with numbers stays on the host
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             dev = self.percent_device(node, left, right)
             if dev is not None:

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, HOST_DATA, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
 
 
@@ -29,7 +29,7 @@ class Library:
         if q.startswith("torch."):
             return self.call_torch(node, q, args, kwargs, frame)
         if q.startswith("numpy.") and not any(a.kind == "tensor" for a in args):
-            return HOST_DATA  # numpy computes on the host: what it returns never lives on a device
+            return host_data()  # numpy computes on the host: what it returns never lives on a device
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,

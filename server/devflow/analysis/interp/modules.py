@@ -11,7 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
-from devflow.analysis.values import ENCODING, HOST_DATA, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
 
@@ -458,7 +458,7 @@ class Modules:
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
         if obj.kind == "host":
-            return HOST_DATA  # `arr.astype(...)`, `rng.choice(...)`: still numpy on the host
+            return host_data()  # `arr.astype(...)`, `rng.choice(...)`: still numpy on the host
         if obj.kind == "autograd_ctx":
             return self.autograd_ctx_method(r, name, args)
         if obj.kind == "list" and name in ("append", "insert", "extend"):
