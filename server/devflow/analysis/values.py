@@ -102,5 +102,7 @@ def host_data() -> Val:
     """numpy data (an array, a numpy scalar, a numpy object such as a Generator): it lives on the host, so a
     tensor made from it (`torch.tensor(arr)`) is on the cpu."""
     return Val("obj", obj=Obj("host", qual="numpy"))
+
+
 COLLATED = "collated"
 ENCODING = "encoding"
