@@ -91,14 +91,19 @@ def framework_knowledge() -> dict:
     torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
     import torch
 
-    from knowledge import frameworks
+    from knowledge import frameworks, tensor_libraries
 
     hf = pins.LIBRARIES["transformers"][0]
-    versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf]}
-    return {"_header": _header("framework facts (torch probed; lightning, transformers ast scan)", versions),
+    versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf],
+                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}}
+    tl = pins.TENSOR_LIBRARIES
+    return {"_header": _header("framework facts (torch probed; lightning, transformers, tiktoken ast scan; "
+                               "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
-            "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf))}
+            "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
+            "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
+            "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))}}
 
 
 def _dump(data: dict) -> str:

@@ -17,3 +17,6 @@ LIBRARIES = {
 }
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}
+# Libraries between the user's tensors, read only for frameworks.json: einops (pure Python, imported
+# from its wheel and probed on meta), tiktoken (ast scan of its wheel's annotations).
+TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}

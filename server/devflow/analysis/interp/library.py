@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from devflow.analysis import torch_api as T
+from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
@@ -28,6 +28,10 @@ class Library:
             return args[0]  # since torch 0.4 a Variable is the tensor it wraps, on its device
         if q.startswith("torch."):
             return self.call_torch(node, q, args, kwargs, frame)
+        if FW.SAME_DEVICE_FUNCTIONS.get(q) == "Tensor":
+            return _same_device_result(q, args, kwargs)
+        if q in FW.TOKENIZER_CONSTRUCTORS:
+            return Val("obj", obj=Obj("tokenizer", qual=q))
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
@@ -536,3 +540,16 @@ def _listed(v: Val) -> list | None:
     if v.kind == "module" and v.obj is not None and v.obj.cls is None and v.obj.items:
         return list(v.obj.items)
     return None
+
+
+def _same_device_result(q: str, args, kwargs) -> Val:
+    """einops.rearrange(x, pattern) / einsum(x, y, pattern): on the device of its tensor operands when
+    they are all known and agree; a list operand (rearrange stacks it) or anything unknown stays unknown."""
+    operands = [a for a in args if not (a.kind == "const" and isinstance(a.const, str))]
+    if not operands or "__opaque__" in kwargs or any(a.kind != "tensor" or a.dev is None or not a.dev.known for a in operands):
+        return UNKNOWN
+    if len({a.dev for a in operands}) != 1:
+        return UNKNOWN  # operands that disagree are reported where they meet, not here
+    first = operands[0]
+    # a reduction or contraction may leave a 0-dim result, which mixes with any device
+    return Val("tensor", first.dev, first.origin, scalar=first.scalar or q.endswith(("reduce", "einsum")))
