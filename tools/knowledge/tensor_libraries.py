@@ -88,3 +88,112 @@ def tiktoken(wheel: Path) -> dict:
                         if isinstance(f, ast.FunctionDef) and not f.name.startswith("_") and _annotation_is_ints(f.returns):
                             int_methods.add(f.name)
     return {"constructors": sorted(constructors), "class": "tiktoken.Encoding", "int_methods": sorted(int_methods)}
+
+
+# ---------------------------------------------------------------- batch iterators taking device=
+
+def _uses_self_device(call: ast.Call) -> bool:
+    return any(ast.unparse(a) == "self.device" for a in list(call.args) + [k.value for k in call.keywords])
+
+
+def _init_stores_device(f: ast.FunctionDef) -> bool:
+    """`self.device = device` (after normalising it) in __init__."""
+    return any(isinstance(n, ast.Assign) and any(ast.unparse(t) == "self.device" for t in n.targets)
+               and ast.unparse(n.value) == "device" for n in ast.walk(f))
+
+
+def _batch_class(cls: ast.ClassDef) -> dict | None:
+    """A class whose __init__(..., device) sets each field as an attribute built with device=device
+    (`setattr(self, name, field.process(batch, device=device))`); its other attributes are not fields."""
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    if init is None or "device" not in [a.arg for a in init.args.args]:
+        return None
+    setters = [n for n in ast.walk(init) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"]
+    if not setters or not all(len(s.args) == 3 and isinstance(s.args[2], ast.Call) and any(
+            k.arg == "device" and ast.unparse(k.value) == "device" for k in s.args[2].keywords) for s in setters):
+        return None
+    others = {t.attr for n in ast.walk(cls) if isinstance(n, ast.Assign) for t in n.targets
+              if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in ("self", "batch")}
+    others |= {f.name for f in cls.body if isinstance(f, ast.FunctionDef)}
+    return {"class": cls.name, "not_fields": sorted(others)}
+
+
+def device_iterators(wheel: Path) -> dict:
+    """Iterator classes (torchtext's legacy Iterator / BucketIterator) that take `device=`, store it,
+    and yield batch objects built with it whose every field is a tensor (or a (tensor, lengths) tuple)
+    on that device. Read from the wheel's source (never imported): {qualified name: {param, position,
+    default, splits, batch}}, and per batch class the attributes that are not fields."""
+    trees = {}
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(z.namelist()):
+            if name.endswith(".py") and ".dist-info/" not in name:
+                try:
+                    trees[name[:-3].replace("/", ".")] = ast.parse(z.read(name).decode("utf-8", "replace"))
+                except SyntaxError:
+                    continue
+    batch_classes = {}
+    for mod, tree in trees.items():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            b = _batch_class(cls)
+            if b is not None:
+                batch_classes[cls.name] = b
+    out = {}
+    for mod, tree in trees.items():
+        classes = {c.name: c for c in tree.body if isinstance(c, ast.ClassDef)}
+
+        def member(cls, name, seen=()):
+            f = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == name), None)
+            if f is not None:
+                return f
+            for base in cls.bases:
+                if isinstance(base, ast.Name) and base.id in classes and base.id not in seen:
+                    found = member(classes[base.id], name, seen + (cls.name,))
+                    if found is not None:
+                        return found
+            return None
+
+        for cls in classes.values():
+            init, it = member(cls, "__init__"), member(cls, "__iter__")
+            if init is None or it is None or not _init_stores_device(init):
+                continue
+            yields = [n.value for n in ast.walk(it) if isinstance(n, ast.Yield) and isinstance(n.value, ast.Call)]
+            made = [y for y in yields if isinstance(y.func, ast.Name) and y.func.id in batch_classes and _uses_self_device(y)]
+            if not yields or len(made) != len(yields):
+                continue
+            params = [a.arg for a in init.args.args][1:]
+            if "device" not in params:
+                continue
+            has, default = _default(init, "device")
+            normalised = any(isinstance(n, ast.Compare) and ast.unparse(n) == "device is None" for n in ast.walk(init)) \
+                and any("torch.device('cpu')" in ast.unparse(n) or 'torch.device("cpu")' in ast.unparse(n) for n in ast.walk(init))
+            splits = member(cls, "splits")
+            forwards = splits is not None and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "cls"
+                                                  and any(k.arg is None and ast.unparse(k.value) == "kwargs" for k in n.keywords)
+                                                  for n in ast.walk(splits))
+            entry = {"param": "device", "position": params.index("device"),
+                     "default": "cpu" if default is None and normalised else default,
+                     "splits": "splits" if forwards else None, "batch": made[0].func.id}
+            out[f"{mod}.{cls.name}"] = entry
+    # the package re-exports (`from .iterator import BucketIterator` in torchtext/legacy/data/__init__.py)
+    for mod, tree in trees.items():
+        if not mod.endswith(".__init__"):
+            continue
+        pkg = mod[: -len(".__init__")]
+        for n in tree.body:
+            if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
+                for a in n.names:
+                    q = f"{pkg}.{n.module}.{a.name}"
+                    if q in out:
+                        out[f"{pkg}.{a.asname or a.name}"] = out[q]
+    used = {e["batch"] for e in out.values()}
+    return {"iterators": dict(sorted(out.items())),
+            "batches": {k: v["not_fields"] for k, v in sorted(batch_classes.items()) if k in used}}
+
+
+def _default(f: ast.FunctionDef, name: str):
+    pos = f.args.args
+    defaults = [None] * (len(pos) - len(f.args.defaults)) + list(f.args.defaults)
+    for p, d in zip(pos, defaults):
+        if p.arg == name:
+            return True, (d.value if isinstance(d, ast.Constant) else ast.unparse(d) if d is not None else "<required>")
+    return False, None

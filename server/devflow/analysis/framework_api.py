@@ -51,3 +51,10 @@ SAME_DEVICE_FUNCTIONS = {q: kind for lib in _F.get("shape_libraries", {}).values
 # Tokenizers outside transformers (tiktoken): what builds one, and its methods that give Python ints.
 TOKENIZER_CONSTRUCTORS = frozenset(q for t in _F.get("tokenizers", {}).values() for q in t["constructors"] + [t["class"]])
 TOKENIZER_INT_METHODS = frozenset(m for t in _F.get("tokenizers", {}).values() for m in t["int_methods"])
+
+# Batch iterators taking device= (torchtext's legacy Iterator / BucketIterator): qualified class ->
+# {param, position, default, splits: the classmethod building one per dataset}; every field of a batch
+# they yield is a tensor (or a (tensor, lengths) tuple) on that device; the batch's other attributes.
+_ITERATORS = list(_F.get("batch_iterators", {}).values())
+DEVICE_ITERATORS = {q: e for t in _ITERATORS for q, e in t["iterators"].items()}
+ITERATOR_BATCH_NOT_FIELDS = frozenset(a for t in _ITERATORS for attrs in t["batches"].values() for a in attrs)

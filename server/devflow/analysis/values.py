@@ -98,3 +98,4 @@ class Val:
 UNKNOWN = Val("unknown")
 COLLATED = "collated"
 ENCODING = "encoding"
+FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device

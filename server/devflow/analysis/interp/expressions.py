@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 import builtins
 
+from devflow.analysis import framework_api as FW
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
-from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -114,6 +115,9 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
             if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):
                 return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
+            if base.batch == FIELDS and attr not in FW.ITERATOR_BATCH_NOT_FIELDS and not attr.startswith("_"):
+                # `batch.src` of a torchtext batch: the field's tensor, or its (tensor, lengths) tuple
+                return Val("tensor", base.dev, base.origin, batch=COLLATED, text=self.text(node))
             return UNKNOWN
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj

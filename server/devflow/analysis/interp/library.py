@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, FIELDS, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
 
 
@@ -32,6 +32,9 @@ class Library:
             return _same_device_result(q, args, kwargs)
         if q in FW.TOKENIZER_CONSTRUCTORS:
             return Val("obj", obj=Obj("tokenizer", qual=q))
+        owner, _, meth = q.rpartition(".")
+        if q in FW.DEVICE_ITERATORS or (owner in FW.DEVICE_ITERATORS and meth == FW.DEVICE_ITERATORS[owner]["splits"]):
+            return self.device_iterator(node, q, args, kwargs)
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
@@ -436,6 +439,29 @@ class Library:
                          f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on cpu ({reason}); "
                          f"DistributedDataParallel needs the model on that GPU first: move it before wrapping",
                          [(obj.origin.span, reason)] if obj.origin else [], None))
+
+    def device_iterator(self, node, q: str, args, kwargs) -> Val:
+        """torchtext's Iterator(dataset, ..., device=d) / BucketIterator.splits(datasets, device=d): every
+        batch it yields has its fields on d. Without a known device it stays unknown."""
+        entry = FW.DEVICE_ITERATORS.get(q)
+        splits = entry is None
+        if splits:
+            entry = FW.DEVICE_ITERATORS[q.rpartition(".")[0]]
+        d = kwargs.get(entry["param"])
+        if d is None and not splits and len(args) > entry["position"]:
+            d = args[entry["position"]]
+        if d is None or d.kind != "device" or d.dev is None or not d.dev.known or "__opaque__" in kwargs:
+            return UNKNOWN
+        name = q.rsplit(".", 2)[-2] if splits else q.rsplit(".", 1)[-1]
+        org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                    f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
+                     if any(k.arg == entry["param"] for k in node.keywords) else
+                     f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
+        loader = Obj("loader", origin=Origin(span_of(node), f"{name} at line {node.lineno}"))
+        loader.attrs["batch"] = Val("tensor", d.dev, org, batch=FIELDS)
+        if splits:  # one iterator per dataset, all with these keyword arguments
+            return Val("obj", obj=Obj("list"), elem=Val("obj", obj=loader))
+        return Val("obj", obj=loader)
 
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
