@@ -172,7 +172,10 @@ class Expressions:
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+            # `sigmas[i]` with a Python int (or an index not known to be a slice, list or tensor) may
+            # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
+            return Val("tensor", base.dev, base.origin, scalar=base.scalar or _maybe_int_index(node.slice, idx_vals),
+                       text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         entry = self.checkpoint_entry(base)
@@ -631,3 +634,13 @@ def _known_items(it: Val) -> list | None:
     if it.kind == "module" and it.obj is not None and it.obj.cls is None and 0 < len(it.obj.items) <= MAX_PER_ITEM:
         return list(it.obj.items)
     return None
+
+
+def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
+    """Every index is an int or unknown (never a slice, None, Ellipsis, list or tensor)."""
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    if any(isinstance(p, (ast.Slice, ast.List, ast.ListComp, ast.Starred)) or
+           (isinstance(p, ast.Constant) and not isinstance(p.value, int)) for p in parts):
+        return False
+    return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
+               for v in idx_vals)
