@@ -577,5 +577,9 @@ def _same_device_result(q: str, args, kwargs) -> Val:
     if len({a.dev for a in operands}) != 1:
         return UNKNOWN  # operands that disagree are reported where they meet, not here
     first = operands[0]
-    # a reduction or contraction may leave a 0-dim result, which mixes with any device
-    return Val("tensor", first.dev, first.origin, scalar=first.scalar or q.endswith(("reduce", "einsum")))
+    # a reduction or contraction to no axes (`"b n -> "`) leaves a 0-dim result, which mixes with any device
+    pattern = next((a.const for a in args if a.kind == "const" and isinstance(a.const, str)), None)
+    if pattern is None and "pattern" in kwargs and kwargs["pattern"].kind == "const":
+        pattern = kwargs["pattern"].const
+    to_none = not isinstance(pattern, str) or "->" not in pattern or not pattern.split("->", 1)[1].strip()
+    return Val("tensor", first.dev, first.origin, scalar=first.scalar or (q.endswith(("reduce", "einsum")) and to_none))
