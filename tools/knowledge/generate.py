@@ -68,7 +68,7 @@ def _wheel(name: str, version: str) -> Path:
     found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(CACHE),
-                        f"{name}=={version}"], check=True)
+                        *pins.WHEEL_FOR.get((name, version), []), f"{name}=={version}"], check=True)
         found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
     if not found:
         sys.exit(f"no wheel for {name}=={version} in {CACHE}")
@@ -91,14 +91,21 @@ def framework_knowledge() -> dict:
     torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
     import torch
 
-    from knowledge import frameworks
+    from knowledge import frameworks, tensor_libraries
 
     hf = pins.LIBRARIES["transformers"][0]
-    versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf]}
-    return {"_header": _header("framework facts (torch probed; lightning, transformers ast scan)", versions),
+    versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf],
+                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS}
+    tl = pins.TENSOR_LIBRARIES
+    return {"_header": _header("framework facts (torch probed; lightning, transformers, tiktoken ast scan; "
+                               "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
-            "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf))}
+            "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
+            "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
+            "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
+            "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))
+                                for lib, vs in pins.BATCH_ITERATORS.items() for v in vs}}
 
 
 def _dump(data: dict) -> str:

@@ -17,3 +17,11 @@ LIBRARIES = {
 }
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}
+# Libraries between the user's tensors, read only for frameworks.json: einops (pure Python, imported
+# from its wheel and probed on meta), tiktoken (ast scan of its wheel's annotations).
+TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}
+# Batch iterators taking device= (frameworks.json): torchtext's legacy data API, as it was before
+# (0.6.0, torchtext.data) and after (0.11.2, torchtext.legacy.data) its move. 0.11.2 has no wheel for
+# this Python; its wheel for another is read (the data API is pure Python, scanned, never imported).
+BATCH_ITERATORS = {"torchtext": ["0.11.2", "0.6.0"]}
+WHEEL_FOR = {("torchtext", "0.11.2"): ["--only-binary=:all:", "--python-version", "3.9", "--platform", "manylinux1_x86_64"]}

@@ -43,3 +43,18 @@ LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of
 # transformers generate(): callback base class -> the parameters generate() calls `__call__` with
 # (the running input_ids and scores, on the model's device).
 GENERATION_CALLBACKS = _F["generation_callbacks"]
+
+# Shape libraries (einops): qualified function -> what it returns (Tensor / tuple / list), every tensor
+# of it on its tensor arguments' device (probed on meta from the pinned wheel).
+SAME_DEVICE_FUNCTIONS = {q: kind for lib in _F.get("shape_libraries", {}).values() for q, kind in lib["same_device"].items()}
+
+# Tokenizers outside transformers (tiktoken): what builds one, and its methods that give Python ints.
+TOKENIZER_CONSTRUCTORS = frozenset(q for t in _F.get("tokenizers", {}).values() for q in t["constructors"] + [t["class"]])
+TOKENIZER_INT_METHODS = frozenset(m for t in _F.get("tokenizers", {}).values() for m in t["int_methods"])
+
+# Batch iterators taking device= (torchtext's legacy Iterator / BucketIterator): qualified class ->
+# {param, position, default, splits: the classmethod building one per dataset}; every field of a batch
+# they yield is a tensor (or a (tensor, lengths) tuple) on that device; the batch's other attributes.
+_ITERATORS = list(_F.get("batch_iterators", {}).values())
+DEVICE_ITERATORS = {q: e for t in _ITERATORS for q, e in t["iterators"].items()}
+ITERATOR_BATCH_NOT_FIELDS = frozenset(a for t in _ITERATORS for attrs in t["batches"].values() for a in attrs)

@@ -106,3 +106,4 @@ def host_data() -> Val:
 
 COLLATED = "collated"
 ENCODING = "encoding"
+FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device

@@ -85,3 +85,24 @@ def test_library_facts():
     # the newest timm rebuilds heads on the old head's device; 1.0.15 on the cpu defaults
     assert timm["1.0.31"]["submodule_builders"]["reset_classifier"]["placement"] == "keeps"
     assert timm["1.0.15"]["submodule_builders"]["reset_classifier"]["placement"] in ("default", "mixed")
+
+
+def test_tensor_library_facts_and_pins():
+    from devflow.analysis import framework_api as FW
+
+    pins = _pins()
+    for lib, version in pins.TENSOR_LIBRARIES.items():
+        assert FW.VERSIONS[lib] == [version], lib
+    assert FW.VERSIONS["torchtext"] == pins.BATCH_ITERATORS["torchtext"]
+    # einops: probed on meta from the wheel; only what returns a tensor directly is a plain result
+    assert {q for q, kind in FW.SAME_DEVICE_FUNCTIONS.items() if kind == "Tensor"} == \
+        {"einops.rearrange", "einops.repeat", "einops.reduce", "einops.einsum"}
+    assert FW.SAME_DEVICE_FUNCTIONS["einops.pack"] == "tuple"
+    # tiktoken: Encoding constructors and its methods annotated to return ints
+    assert {"tiktoken.get_encoding", "tiktoken.encoding_for_model", "tiktoken.Encoding"} <= FW.TOKENIZER_CONSTRUCTORS
+    assert {"encode", "encode_ordinary", "encode_batch"} <= FW.TOKENIZER_INT_METHODS and "decode" not in FW.TOKENIZER_INT_METHODS
+    # torchtext: before (torchtext.data) and after (torchtext.legacy.data) the move
+    for q in ("torchtext.data.BucketIterator", "torchtext.legacy.data.BucketIterator", "torchtext.legacy.data.Iterator"):
+        assert FW.DEVICE_ITERATORS[q]["param"] == "device" and FW.DEVICE_ITERATORS[q]["splits"] == "splits", q
+    assert "torchtext.legacy.data.BPTTIterator" not in FW.DEVICE_ITERATORS  # its batches are built otherwise: unknown
+    assert {"batch_size", "dataset", "fields"} <= FW.ITERATOR_BATCH_NOT_FIELDS

@@ -7,8 +7,9 @@ from __future__ import annotations
 import ast
 import builtins
 
+from devflow.analysis import framework_api as FW
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
-from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -114,6 +115,9 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
             if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):
                 return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
+            if base.batch == FIELDS and attr not in FW.ITERATOR_BATCH_NOT_FIELDS and not attr.startswith("_"):
+                # `batch.src` of a torchtext batch: the field's tensor, or its (tensor, lengths) tuple
+                return Val("tensor", base.dev, base.origin, batch=COLLATED, text=self.text(node))
             return UNKNOWN
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
@@ -197,7 +201,10 @@ class Expressions:
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
+            # `sigmas[i]` with a Python int (or an index not known to be a slice, list or tensor) may
+            # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
+            return Val("tensor", base.dev, base.origin, scalar=base.scalar or _maybe_int_index(node.slice, idx_vals),
+                       text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         entry = self.checkpoint_entry(base)
@@ -671,3 +678,13 @@ def _all_bases(cls):
     for b in cls.base_infos:
         yield b
         yield from _all_bases(b)
+
+
+def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
+    """Every index is an int or unknown (never a slice, None, Ellipsis, list or tensor)."""
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    if any(isinstance(p, (ast.Slice, ast.List, ast.ListComp, ast.Starred)) or
+           (isinstance(p, ast.Constant) and not isinstance(p.value, int)) for p in parts):
+        return False
+    return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
+               for v in idx_vals)

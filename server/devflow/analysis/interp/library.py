@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import ast
 
-from devflow.analysis import torch_api as T
+from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, FIELDS, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
 
 
@@ -30,6 +30,13 @@ class Library:
             return self.call_torch(node, q, args, kwargs, frame)
         if q.startswith("numpy.") and not any(a.kind == "tensor" for a in args):
             return host_data()  # numpy computes on the host: what it returns never lives on a device
+        if FW.SAME_DEVICE_FUNCTIONS.get(q) == "Tensor":
+            return _same_device_result(q, args, kwargs)
+        if q in FW.TOKENIZER_CONSTRUCTORS:
+            return Val("obj", obj=Obj("tokenizer", qual=q))
+        owner, _, meth = q.rpartition(".")
+        if q in FW.DEVICE_ITERATORS or (owner in FW.DEVICE_ITERATORS and meth == FW.DEVICE_ITERATORS[owner]["splits"]):
+            return self.device_iterator(node, q, args, kwargs)
         last = q.rsplit(".", 1)[-1]
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
@@ -435,6 +442,29 @@ class Library:
                          f"DistributedDataParallel needs the model on that GPU first: move it before wrapping",
                          [(obj.origin.span, reason)] if obj.origin else [], None))
 
+    def device_iterator(self, node, q: str, args, kwargs) -> Val:
+        """torchtext's Iterator(dataset, ..., device=d) / BucketIterator.splits(datasets, device=d): every
+        batch it yields has its fields on d. Without a known device it stays unknown."""
+        entry = FW.DEVICE_ITERATORS.get(q)
+        splits = entry is None
+        if splits:
+            entry = FW.DEVICE_ITERATORS[q.rpartition(".")[0]]
+        d = kwargs.get(entry["param"])
+        if d is None and not splits and len(args) > entry["position"]:
+            d = args[entry["position"]]
+        if d is None or d.kind != "device" or d.dev is None or not d.dev.known or "__opaque__" in kwargs:
+            return UNKNOWN
+        name = q.rsplit(".", 2)[-2] if splits else q.rsplit(".", 1)[-1]
+        org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                    f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
+                     if any(k.arg == entry["param"] for k in node.keywords) else
+                     f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
+        loader = Obj("loader", origin=Origin(span_of(node), f"{name} at line {node.lineno}"))
+        loader.attrs["batch"] = Val("tensor", d.dev, org, batch=FIELDS)
+        if splits:  # one iterator per dataset, all with these keyword arguments
+            return Val("obj", obj=Obj("list"), elem=Val("obj", obj=loader))
+        return Val("obj", obj=loader)
+
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
         ds = args[0] if args else kwargs.get("dataset", UNKNOWN)
@@ -538,3 +568,20 @@ def _listed(v: Val) -> list | None:
     if v.kind == "module" and v.obj is not None and v.obj.cls is None and v.obj.items:
         return list(v.obj.items)
     return None
+
+
+def _same_device_result(q: str, args, kwargs) -> Val:
+    """einops.rearrange(x, pattern) / einsum(x, y, pattern): on the device of its tensor operands when
+    they are all known and agree; a list operand (rearrange stacks it) or anything unknown stays unknown."""
+    operands = [a for a in args if not (a.kind == "const" and isinstance(a.const, str))]
+    if not operands or "__opaque__" in kwargs or any(a.kind != "tensor" or a.dev is None or not a.dev.known for a in operands):
+        return UNKNOWN
+    if len({a.dev for a in operands}) != 1:
+        return UNKNOWN  # operands that disagree are reported where they meet, not here
+    first = operands[0]
+    # a reduction or contraction to no axes (`"b n -> "`) leaves a 0-dim result, which mixes with any device
+    pattern = next((a.const for a in args if a.kind == "const" and isinstance(a.const, str)), None)
+    if pattern is None and "pattern" in kwargs and kwargs["pattern"].kind == "const":
+        pattern = kwargs["pattern"].const
+    to_none = not isinstance(pattern, str) or "->" not in pattern or not pattern.split("->", 1)[1].strip()
+    return Val("tensor", first.dev, first.origin, scalar=first.scalar or (q.endswith(("reduce", "einsum")) and to_none))

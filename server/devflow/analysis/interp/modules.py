@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from devflow.analysis import torch_api as T
+from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
 from devflow.analysis.program import LINE_BASE
@@ -502,6 +502,8 @@ class Modules:
         if obj.kind == "argparser":
             return self.argparser_method(node, obj, name, args, kwargs)
         if obj.kind == "tokenizer":
+            if obj.qual in FW.TOKENIZER_CONSTRUCTORS:  # tiktoken: encode() and friends give Python ints
+                return Val("obj", obj=Obj("list", qual="token ids")) if name in FW.TOKENIZER_INT_METHODS else UNKNOWN
             if name in ("encode", "__call__", "apply_chat_template", "batch_encode_plus", "encode_plus"):
                 rt = kwargs.get("return_tensors")
                 if rt is not None and rt.kind == "const" and rt.const == "pt":

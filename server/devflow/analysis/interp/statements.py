@@ -340,6 +340,8 @@ class Statements:
         elif isinstance(target, (ast.Tuple, ast.List)):
             elts = target.elts
             items = val.obj.items if val.kind == "obj" and val.obj is not None and val.obj.kind in ("tuple", "list") else None
+            if val.kind == "module" and val.obj is not None and val.obj.items:
+                items = val.obj.items  # `for attn, ff in self.layers`: a ModuleList of [attn, ff] blocks
             for i, t in enumerate(elts):
                 if isinstance(t, ast.Starred):
                     self.assign(t.value, UNKNOWN, frame, st)
