@@ -27,6 +27,13 @@ def _check_ordinal(dev: torch.device):
                            "reported at some other API call, so the stacktrace below might be incorrect.")
 
 
+def _check_rng_states(states) -> None:
+    """torch.cuda.set_rng_state(_all): the virtual GPU draws from the cpu generator, so the states
+    are only checked as CUDA's generators check them (cpu ByteTensors)."""
+    for state in states:
+        generators.rng_state(state)
+
+
 def _set_device(device):
     idx = device if isinstance(device, int) else torch.device(device).index
     if idx is None:
@@ -157,9 +164,9 @@ def install_cuda_module():
         # the virtual GPU draws from the cpu generator, which torch.manual_seed seeds
         "manual_seed": none, "manual_seed_all": none,
         "seed": none, "seed_all": none, "get_rng_state": lambda d="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda s, d="cuda": generators.rng_state(s) and None,
+        "set_rng_state": lambda s, d="cuda": _check_rng_states([s]),
         "get_rng_state_all": lambda: [torch.get_rng_state()],
-        "set_rng_state_all": lambda states: [generators.rng_state(s) for s in states] and None, "Event": _Event, "Stream": _Stream,
+        "set_rng_state_all": _check_rng_states, "Event": _Event, "Stream": _Stream,
         "current_stream": lambda d=None: _Stream(), "default_stream": lambda d=None: _Stream(),
         "stream": lambda s=None: contextlib.nullcontext(), "get_arch_list": lambda: ["sm_90"],
         "is_current_stream_capturing": lambda: False, "initial_seed": lambda: torch.initial_seed(),

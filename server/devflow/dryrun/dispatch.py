@@ -151,7 +151,7 @@ def run_op(func, args, kwargs):
     origin = _origin_of(ops, target, func, dev_kw is not None)
     if _changes_shape(func):
         _refresh(args[0])
-    result = _wrap(out, target, origin, args)
+    result = _wrap(out, target, origin, args, func)
     host = devrules.HOST_RESULTS.get(func)
     return result if host is None else _on_host(result, host)
 
@@ -171,7 +171,7 @@ def _run_on(func, args, kwargs, target):
     out = func(*real_args, **real_kwargs)
     if _changes_shape(func):
         _refresh(args[0])
-    return _wrap(out, target, _first_origin(args, kwargs), args)
+    return _wrap(out, target, _first_origin(args, kwargs), args, func)
 
 
 def _first_origin(args, kwargs):
@@ -202,9 +202,19 @@ _RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, 
 
 
 def _refresh(t):
-    """An op changed a wrapper's shape in place (unsqueeze_, set_, resize_): the wrapper's own
-    sizes are fixed at creation, so swap in a fresh wrapper under the same Python object."""
+    """An op changed a wrapper's shape in place (t_, unsqueeze_, set_, resize_): the wrapper's own
+    sizes are fixed at creation. Inside the op the dispatcher still holds the wrapper, so it cannot
+    be swapped for a fresh one: restride the wrapper itself, below the Python and autograd keys (its
+    storage is a placeholder sized at creation, which views of the same data fit). What does not fit
+    (a resize_ to more elements) gets a fresh wrapper under the same Python object when it can."""
     if isinstance(t, VirtualTensor) and (t.shape != t.elem.shape or t.stride() != t.elem.stride()):
+        e = t.elem
+        try:
+            with torch._C._DisableTorchDispatch(), torch._C._AutoDispatchBelowAutograd():
+                torch._C.TensorBase.as_strided_(t, e.shape, e.stride(), e.storage_offset())
+            return
+        except RuntimeError:
+            pass
         fresh = VirtualTensor(t.elem, t.vdev, t.origin)
         if getattr(t, "_is_param", False):
             fresh._is_param = True
@@ -266,16 +276,33 @@ def _origin_of(ops, target, func, created):
     return None
 
 
-def _wrap(out, vdev, origin, args):
+def _wrap(out, vdev, origin, args, func=None):
     if isinstance(out, torch.Tensor) and not isinstance(out, VirtualTensor):
         for a in args:  # in-place and out= ops return their self: keep the program's object
             if isinstance(a, VirtualTensor) and a.elem is out:
                 return a
+        if _inference_mode() and func is not None and _is_view(func) and not out.is_inference():
+            # a view of a normal tensor under inference_mode is a normal tensor (autograd then
+            # shares its base's version counter, which an inference wrapper refuses)
+            with torch.inference_mode(False):
+                return VirtualTensor(out, vdev, origin)
         return VirtualTensor(out, vdev, origin)
     if isinstance(out, (list, tuple)):
-        wrapped = [_wrap(o, vdev, origin, args) for o in out]
+        wrapped = [_wrap(o, vdev, origin, args, func) for o in out]
         return type(out)(wrapped) if not hasattr(out, "_fields") else type(out)(*wrapped)
     return out
+
+
+_inference_mode = torch.is_inference_mode_enabled
+_VIEWS: dict = {}
+
+
+def _is_view(func) -> bool:
+    hit = _VIEWS.get(func)
+    if hit is None:
+        rets = func._schema.returns
+        hit = _VIEWS[func] = bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
+    return hit
 
 
 def _has_tensor(args) -> bool:
@@ -324,6 +351,15 @@ def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
     _ambient.stack.append(dev)
     try:
         return _call_plain(func, types, args, kwargs)
+    finally:
+        _ambient.stack.pop()
+
+
+def call_on(tensor, func, *args):
+    """Calls the torch function func as the hook would for a call on `tensor` (host_readers' own calls)."""
+    _ambient.stack.append(vdevice(tensor))
+    try:
+        return _call_plain(func, (), args, {})
     finally:
         _ambient.stack.pop()
 
