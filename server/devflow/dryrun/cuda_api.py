@@ -263,6 +263,11 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     return move(self, dev)
 
 
+def _type_as(self, other):
+    # C++'s type_as is self.to(other.options()): other's real device, the cpu, would keep self there
+    return move(self, vdevice(other), other.dtype)
+
+
 def _cpu(self, memory_format=None):
     return move(self, CPU)
 
@@ -356,7 +361,7 @@ def install_moves():
     T = torch.Tensor
     _orig.update(to=T.to, tensor=torch.tensor, as_tensor=torch.as_tensor, from_numpy=torch.from_numpy,
                  set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
-    T.to, T.cuda, T.cpu, T.new_tensor = _to, _cuda, _cpu, _new_tensor
+    T.to, T.cuda, T.cpu, T.new_tensor, T.type_as = _to, _cuda, _cpu, _new_tensor, _type_as
     T.pin_memory = _pin_memory
     T.is_pinned = _is_pinned
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy
