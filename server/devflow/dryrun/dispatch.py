@@ -134,6 +134,11 @@ def run_op(func, args, kwargs):
         # C++ composites (one_hot, losses) allocate with the options of their input, whose real
         # device is the cpu: inside a torch call on virtual-cuda tensors, that means the input's device.
         dev_kw = _ambient.stack[-1]
+    elif dev_kw is not None and ops and torch.device(dev_kw).type == "cpu" and \
+            (_ambient.stack or torch._C._current_graph_task_id() != -1):
+        # a tensor built from tensors in C++ with their options (embedding's sparse gradient in
+        # backward, from its indices and values): their real device is the cpu, their virtual one counts
+        dev_kw = devrules.result_device(ops)
     if dev_kw is not None:
         target = virtual_device(dev_kw)
     elif target is None:

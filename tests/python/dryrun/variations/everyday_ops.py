@@ -48,3 +48,10 @@ model = nn.Sequential(nn.Linear(8, 4), nn.Tanh(), nn.Linear(4, 1)).to(dev)
 params = {k: v.detach() for k, v in model.named_parameters()}
 per_sample = vmap(grad(lambda p, xi: functional_call(model, p, (xi,)).sum()), in_dims=(None, 0))(params, x[0])
 print({k: tuple(v.shape) for k, v in per_sample.items()}["0.weight"])
+
+# a sparse embedding gradient (built in C++ backward from its indices and values) and SparseAdam
+emb = nn.Embedding.from_pretrained(torch.randn(10, 4), freeze=False, sparse=True).to(dev)
+sparse_opt = torch.optim.SparseAdam(emb.parameters(), lr=0.01)
+emb(torch.tensor([[1, 2], [3, 4]], device=dev)).sum().backward()
+sparse_opt.step()
+print(emb.weight.grad.is_sparse, round(emb.weight.sum().item(), 3))
