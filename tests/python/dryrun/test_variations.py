@@ -56,6 +56,7 @@ RUNS = {
     "everyday_state": ("everyday_state.py", [], [], None),
     "everyday_ops": ("everyday_ops.py", [], [], None),
     "everyday_ops_bugs": ("everyday_ops_bugs.py", [], [], None),
+    "everyday_bugs": ("everyday_bugs.py", [], [], None),
 }
 
 
