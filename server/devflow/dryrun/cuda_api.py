@@ -294,7 +294,7 @@ def _created(t):
 
 def _tensor(data, *args, dtype=None, device=None, requires_grad=False, pin_memory=False):
     vdev = virtual_device(device) if device is not None else _default_vdevice()
-    t = _orig["tensor"](data, *args, dtype=dtype, device="cpu")
+    t = _orig["tensor"](_host_values(data), *args, dtype=dtype, device="cpu")
     t = _created(t)
     if vdev != CPU:
         t = move(t, vdev)
@@ -302,6 +302,14 @@ def _tensor(data, *args, dtype=None, device=None, requires_grad=False, pin_memor
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _host_values(data):
+    """torch.tensor([t0, t1, ...]) of 0-dim tensors reads each one's value from memory (GPU tensors
+    too, into a cpu result): the wrappers' real data."""
+    if isinstance(data, (list, tuple)) and any(isinstance(v, (VirtualTensor, list, tuple)) for v in data):
+        return [v.elem if isinstance(v, VirtualTensor) else _host_values(v) for v in data]
+    return data
 
 
 def _as_tensor(data, dtype=None, device=None):

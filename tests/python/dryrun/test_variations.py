@@ -57,6 +57,7 @@ RUNS = {
     "everyday_ops": ("everyday_ops.py", [], [], None),
     "everyday_ops_bugs": ("everyday_ops_bugs.py", [], [], None),
     "everyday_bugs": ("everyday_bugs.py", [], [], None),
+    "everyday_archives": ("everyday_archives.py", [], [], None),
 }
 
 
