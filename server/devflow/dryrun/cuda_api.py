@@ -365,8 +365,20 @@ def _set_default_device(device):
     generators.note_default_device(virtual_device(device) if device is not None else CPU)
 
 
+def _parse_to(*args, **kwargs):
+    """torch._C._nn._parse_to (Module.to's argument parser): `to(tensor)` takes the tensor's
+    virtual device, not the cpu its data is on."""
+    out = _orig["parse_to"](*args, **kwargs)
+    other = args[0] if args and isinstance(args[0], torch.Tensor) else kwargs.get("tensor")
+    if isinstance(other, VirtualTensor):
+        return (other.vdev,) + tuple(out[1:])
+    return out
+
+
 def install_moves():
     T = torch.Tensor
+    _orig["parse_to"] = torch._C._nn._parse_to
+    torch._C._nn._parse_to = _parse_to
     _orig.update(to=T.to, tensor=torch.tensor, as_tensor=torch.as_tensor, from_numpy=torch.from_numpy,
                  set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
     T.to, T.cuda, T.cpu, T.new_tensor, T.type_as = _to, _cuda, _cpu, _new_tensor, _type_as

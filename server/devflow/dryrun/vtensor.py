@@ -59,6 +59,8 @@ class VirtualTensor(torch.Tensor):
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             return type_name(self.dtype, self.vdev)
+        if isinstance(dtype, type):  # torch.cuda.FloatTensor, the legacy type objects
+            dtype = f"{dtype.__module__}.{dtype.__name__}"
         if isinstance(dtype, str) and ".cuda." in dtype:
             dtype = dtype.replace(".cuda.", ".")
             return self.to(_dtype_of_type_name(dtype)).cuda()

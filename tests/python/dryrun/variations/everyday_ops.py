@@ -55,3 +55,8 @@ sparse_opt = torch.optim.SparseAdam(emb.parameters(), lr=0.01)
 emb(torch.tensor([[1, 2], [3, 4]], device=dev)).sum().backward()
 sparse_opt.step()
 print(emb.weight.grad.is_sparse, round(emb.weight.sum().item(), 3))
+
+# a module moved to where a tensor is (Module.to(tensor)), or by a legacy tensor type
+head = nn.Linear(8, 2).to(x)
+legacy = nn.Linear(8, 2).type(torch.cuda.FloatTensor if dev.type == "cuda" else torch.FloatTensor)
+print(tuple(head(x).shape), tuple(legacy(x).shape))
