@@ -217,6 +217,8 @@ def install_serialization():
     torch.UntypedStorage.cuda = torch.storage.TypedStorage.cuda = _storage_cuda
     torch.storage._load_from_bytes = _load_pickled_storage
     _orig["rebuild_tensor_v2"] = torch._utils._rebuild_tensor_v2
+    # pickles (torch.save's too) name the function they rebuild tensors with: under torch's own name
+    _rebuild_tensor_v2.__module__, _rebuild_tensor_v2.__qualname__ = "torch._utils", "_rebuild_tensor_v2"
     torch._utils._rebuild_tensor_v2 = _rebuild_tensor_v2
     ser.load, ser.save = _load, _save
     from multiprocessing.reduction import ForkingPickler
