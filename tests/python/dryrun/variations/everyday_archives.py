@@ -26,6 +26,11 @@ print(torch.jit.load(traced)(x).device == x.device)
 clone = pickle.loads(pickle.dumps(model))
 print(torch.allclose(clone(x), model(x)), next(clone.parameters()).device.type == dev.type)
 
+state = io.BytesIO()
+torch.save(clone.state_dict(), state)  # a checkpoint written after pickling loads with weights_only
+state.seek(0)
+clone.load_state_dict(torch.load(state, map_location=dev, weights_only=True))
+
 losses = [model(x).pow(2).mean().detach() for _ in range(3)]
 summary = torch.tensor(losses)
 print(summary.shape, summary.device, round(float(torch.stack(losses).mean()), 4) == round(float(summary.mean()), 4))
