@@ -11,7 +11,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from devflow.dryrun import devrules, host_readers, recorder
+from devflow.dryrun import devrules, host_readers, recorder, rnn_checks
 from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
 
 aten = torch.ops.aten
@@ -348,6 +348,8 @@ def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
     kwargs = kwargs or {}
     if func in host_readers.READERS:
         return host_readers.call(func, args, kwargs)
+    if func in rnn_checks.CHECKED:
+        args = rnn_checks.checked(args, kwargs)
     # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
     # device= says: only allocations inside other ops follow their inputs.
     dev = None if func in _FACTORIES else _first_device(args, kwargs)
