@@ -60,3 +60,8 @@ print(emb.weight.grad.is_sparse, round(emb.weight.sum().item(), 3))
 head = nn.Linear(8, 2).to(x)
 legacy = nn.Linear(8, 2).type(torch.cuda.FloatTensor if dev.type == "cuda" else torch.FloatTensor)
 print(tuple(head(x).shape), tuple(legacy(x).shape))
+
+# printed tensors read as torch prints them (device before dtype, then autograd)
+shown = repr((torch.ones(2, device=dev, dtype=torch.float64, requires_grad=True) * 2).sum())
+assert shown.endswith("dtype=torch.float64, grad_fn=<SumBackward0>)"), shown
+print(shown)
