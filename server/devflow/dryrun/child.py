@@ -26,7 +26,7 @@ DEVICE_ERROR = re.compile(
 def install(gpus: int, meta_above: int | None):
     import torch
 
-    from devflow.dryrun import cuda_api, dispatch, vtensor, wrappers
+    from devflow.dryrun import cuda_api, dispatch, script_archives, vtensor, wrappers
 
     dispatch.Settings.devices = gpus
     dispatch.Settings.meta_above = meta_above
@@ -37,6 +37,7 @@ def install(gpus: int, meta_above: int | None):
     wrappers.install_serialization()
     wrappers.install_parallel()
     wrappers.install_compile()
+    script_archives.install()
     wrappers.install_dataloader()
     import warnings
     warnings.filterwarnings("ignore", message=".*(GradScaler|autocast|CUDA|cuda).*")

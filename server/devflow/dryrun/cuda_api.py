@@ -27,6 +27,13 @@ def _check_ordinal(dev: torch.device):
                            "reported at some other API call, so the stacktrace below might be incorrect.")
 
 
+def _check_rng_states(states) -> None:
+    """torch.cuda.set_rng_state(_all): the virtual GPU draws from the cpu generator, so the states
+    are only checked as CUDA's generators check them (cpu ByteTensors)."""
+    for state in states:
+        generators.rng_state(state)
+
+
 def _set_device(device):
     idx = device if isinstance(device, int) else torch.device(device).index
     if idx is None:
@@ -157,9 +164,9 @@ def install_cuda_module():
         # the virtual GPU draws from the cpu generator, which torch.manual_seed seeds
         "manual_seed": none, "manual_seed_all": none,
         "seed": none, "seed_all": none, "get_rng_state": lambda d="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda s, d="cuda": generators.rng_state(s) and None,
+        "set_rng_state": lambda s, d="cuda": _check_rng_states([s]),
         "get_rng_state_all": lambda: [torch.get_rng_state()],
-        "set_rng_state_all": lambda states: [generators.rng_state(s) for s in states] and None, "Event": _Event, "Stream": _Stream,
+        "set_rng_state_all": _check_rng_states, "Event": _Event, "Stream": _Stream,
         "current_stream": lambda d=None: _Stream(), "default_stream": lambda d=None: _Stream(),
         "stream": lambda s=None: contextlib.nullcontext(), "get_arch_list": lambda: ["sm_90"],
         "is_current_stream_capturing": lambda: False, "initial_seed": lambda: torch.initial_seed(),
@@ -256,6 +263,11 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
     return move(self, dev)
 
 
+def _type_as(self, other):
+    # C++'s type_as is self.to(other.options()): other's real device, the cpu, would keep self there
+    return move(self, vdevice(other), other.dtype)
+
+
 def _cpu(self, memory_format=None):
     return move(self, CPU)
 
@@ -282,7 +294,7 @@ def _created(t):
 
 def _tensor(data, *args, dtype=None, device=None, requires_grad=False, pin_memory=False):
     vdev = virtual_device(device) if device is not None else _default_vdevice()
-    t = _orig["tensor"](data, *args, dtype=dtype, device="cpu")
+    t = _orig["tensor"](_host_values(data), *args, dtype=dtype, device="cpu")
     t = _created(t)
     if vdev != CPU:
         t = move(t, vdev)
@@ -290,6 +302,14 @@ def _tensor(data, *args, dtype=None, device=None, requires_grad=False, pin_memor
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def _host_values(data):
+    """torch.tensor([t0, t1, ...]) of 0-dim tensors reads each one's value from memory (GPU tensors
+    too, into a cpu result): the wrappers' real data."""
+    if isinstance(data, (list, tuple)) and any(isinstance(v, (VirtualTensor, list, tuple)) for v in data):
+        return [v.elem if isinstance(v, VirtualTensor) else _host_values(v) for v in data]
+    return data
 
 
 def _as_tensor(data, dtype=None, device=None):
@@ -345,11 +365,23 @@ def _set_default_device(device):
     generators.note_default_device(virtual_device(device) if device is not None else CPU)
 
 
+def _parse_to(*args, **kwargs):
+    """torch._C._nn._parse_to (Module.to's argument parser): `to(tensor)` takes the tensor's
+    virtual device, not the cpu its data is on."""
+    out = _orig["parse_to"](*args, **kwargs)
+    other = args[0] if args and isinstance(args[0], torch.Tensor) else kwargs.get("tensor")
+    if isinstance(other, VirtualTensor):
+        return (other.vdev,) + tuple(out[1:])
+    return out
+
+
 def install_moves():
     T = torch.Tensor
+    _orig["parse_to"] = torch._C._nn._parse_to
+    torch._C._nn._parse_to = _parse_to
     _orig.update(to=T.to, tensor=torch.tensor, as_tensor=torch.as_tensor, from_numpy=torch.from_numpy,
                  set_default_tensor_type=torch.set_default_tensor_type, set_default_device=torch.set_default_device)
-    T.to, T.cuda, T.cpu, T.new_tensor = _to, _cuda, _cpu, _new_tensor
+    T.to, T.cuda, T.cpu, T.new_tensor, T.type_as = _to, _cuda, _cpu, _new_tensor, _type_as
     T.pin_memory = _pin_memory
     T.is_pinned = _is_pinned
     torch.tensor, torch.as_tensor, torch.from_numpy = _tensor, _as_tensor, _from_numpy

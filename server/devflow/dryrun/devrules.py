@@ -31,6 +31,10 @@ INDEX_OPS = {aten.index.Tensor, aten.index_put_.default, aten.index_put.default,
 # no part in its same-device check (pack_padded_sequence's lengths; the PackedSequence it returns keeps
 # its batch sizes on the cpu: HOST_RESULTS, by result index).
 HOST_ARGUMENTS = {aten._pack_padded_sequence.default: ("lengths",)}
+# Arguments a kernel accepts on any device: CTC's lengths are copied to the host and its targets
+# moved to the device of log_probs by ctc_loss itself (cuDNN's path wants them all on the cpu).
+ANY_DEVICE = {aten._ctc_loss.Tensor: ("targets", "input_lengths", "target_lengths"),
+              aten._ctc_loss.default: ("targets",)}
 HOST_RESULTS = {aten._pack_padded_sequence.default: (1,)}
 CONV_OPS = {aten.convolution.default, aten._convolution.default, aten.conv2d.default, aten.conv1d.default,
             aten.conv3d.default, aten.conv_transpose2d.input, aten.conv_transpose1d.default}
@@ -83,6 +87,9 @@ def check(func, ops: list[Operand]) -> Mix | None:
     host = HOST_ARGUMENTS.get(func)
     if host is not None:
         return _check_host(func, ops, host)
+    free = ANY_DEVICE.get(func)
+    if free is not None:
+        ops = [o for o in ops if o.name not in free]
     return _check_same_device(func, ops)
 
 

@@ -11,7 +11,7 @@ import threading
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from devflow.dryrun import devrules, host_readers, recorder
+from devflow.dryrun import devrules, host_readers, recorder, rnn_checks
 from devflow.dryrun.vtensor import CPU, VirtualTensor, vdevice
 
 aten = torch.ops.aten
@@ -134,6 +134,11 @@ def run_op(func, args, kwargs):
         # C++ composites (one_hot, losses) allocate with the options of their input, whose real
         # device is the cpu: inside a torch call on virtual-cuda tensors, that means the input's device.
         dev_kw = _ambient.stack[-1]
+    elif dev_kw is not None and ops and torch.device(dev_kw).type == "cpu" and \
+            (_ambient.stack or torch._C._current_graph_task_id() != -1):
+        # a tensor built from tensors in C++ with their options (embedding's sparse gradient in
+        # backward, from its indices and values): their real device is the cpu, their virtual one counts
+        dev_kw = devrules.result_device(ops)
     if dev_kw is not None:
         target = virtual_device(dev_kw)
     elif target is None:
@@ -151,7 +156,7 @@ def run_op(func, args, kwargs):
     origin = _origin_of(ops, target, func, dev_kw is not None)
     if _changes_shape(func):
         _refresh(args[0])
-    result = _wrap(out, target, origin, args)
+    result = _wrap(out, target, origin, args, func)
     host = devrules.HOST_RESULTS.get(func)
     return result if host is None else _on_host(result, host)
 
@@ -171,7 +176,7 @@ def _run_on(func, args, kwargs, target):
     out = func(*real_args, **real_kwargs)
     if _changes_shape(func):
         _refresh(args[0])
-    return _wrap(out, target, _first_origin(args, kwargs), args)
+    return _wrap(out, target, _first_origin(args, kwargs), args, func)
 
 
 def _first_origin(args, kwargs):
@@ -202,9 +207,19 @@ _RESIZING = {aten.set_.source_Storage, aten.set_.source_Storage_storage_offset, 
 
 
 def _refresh(t):
-    """An op changed a wrapper's shape in place (unsqueeze_, set_, resize_): the wrapper's own
-    sizes are fixed at creation, so swap in a fresh wrapper under the same Python object."""
+    """An op changed a wrapper's shape in place (t_, unsqueeze_, set_, resize_): the wrapper's own
+    sizes are fixed at creation. Inside the op the dispatcher still holds the wrapper, so it cannot
+    be swapped for a fresh one: restride the wrapper itself, below the Python and autograd keys (its
+    storage is a placeholder sized at creation, which views of the same data fit). What does not fit
+    (a resize_ to more elements) gets a fresh wrapper under the same Python object when it can."""
     if isinstance(t, VirtualTensor) and (t.shape != t.elem.shape or t.stride() != t.elem.stride()):
+        e = t.elem
+        try:
+            with torch._C._DisableTorchDispatch(), torch._C._AutoDispatchBelowAutograd():
+                torch._C.TensorBase.as_strided_(t, e.shape, e.stride(), e.storage_offset())
+            return
+        except RuntimeError:
+            pass
         fresh = VirtualTensor(t.elem, t.vdev, t.origin)
         if getattr(t, "_is_param", False):
             fresh._is_param = True
@@ -266,16 +281,33 @@ def _origin_of(ops, target, func, created):
     return None
 
 
-def _wrap(out, vdev, origin, args):
+def _wrap(out, vdev, origin, args, func=None):
     if isinstance(out, torch.Tensor) and not isinstance(out, VirtualTensor):
         for a in args:  # in-place and out= ops return their self: keep the program's object
             if isinstance(a, VirtualTensor) and a.elem is out:
                 return a
+        if _inference_mode() and func is not None and _is_view(func) and not out.is_inference():
+            # a view of a normal tensor under inference_mode is a normal tensor (autograd then
+            # shares its base's version counter, which an inference wrapper refuses)
+            with torch.inference_mode(False):
+                return VirtualTensor(out, vdev, origin)
         return VirtualTensor(out, vdev, origin)
     if isinstance(out, (list, tuple)):
-        wrapped = [_wrap(o, vdev, origin, args) for o in out]
+        wrapped = [_wrap(o, vdev, origin, args, func) for o in out]
         return type(out)(wrapped) if not hasattr(out, "_fields") else type(out)(*wrapped)
     return out
+
+
+_inference_mode = torch.is_inference_mode_enabled
+_VIEWS: dict = {}
+
+
+def _is_view(func) -> bool:
+    hit = _VIEWS.get(func)
+    if hit is None:
+        rets = func._schema.returns
+        hit = _VIEWS[func] = bool(rets) and rets[0].alias_info is not None and not rets[0].alias_info.is_write
+    return hit
 
 
 def _has_tensor(args) -> bool:
@@ -316,6 +348,8 @@ def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
     kwargs = kwargs or {}
     if func in host_readers.READERS:
         return host_readers.call(func, args, kwargs)
+    if func in rnn_checks.CHECKED:
+        args = rnn_checks.checked(args, kwargs)
     # A factory called from Python (torch.arange(n) with a 0-dim cuda n) allocates where its
     # device= says: only allocations inside other ops follow their inputs.
     dev = None if func in _FACTORIES else _first_device(args, kwargs)
@@ -324,6 +358,15 @@ def _ambient_torch_function(cls, func, types, args=(), kwargs=None):
     _ambient.stack.append(dev)
     try:
         return _call_plain(func, types, args, kwargs)
+    finally:
+        _ambient.stack.pop()
+
+
+def call_on(tensor, func, *args):
+    """Calls the torch function func as the hook would for a call on `tensor` (host_readers' own calls)."""
+    _ambient.stack.append(vdevice(tensor))
+    try:
+        return _call_plain(func, (), args, {})
     finally:
         _ambient.stack.pop()
 

@@ -59,6 +59,8 @@ class VirtualTensor(torch.Tensor):
     def type(self, dtype=None, non_blocking=False, **kwargs):
         if dtype is None:
             return type_name(self.dtype, self.vdev)
+        if isinstance(dtype, type):  # torch.cuda.FloatTensor, the legacy type objects
+            dtype = f"{dtype.__module__}.{dtype.__name__}"
         if isinstance(dtype, str) and ".cuda." in dtype:
             dtype = dtype.replace(".cuda.", ".")
             return self.to(_dtype_of_type_name(dtype)).cuda()
@@ -79,11 +81,21 @@ class VirtualTensor(torch.Tensor):
 
     def __repr__(self, *, tensor_contents=None):
         with _plain():
-            text = repr(self.elem)
-        if self.vdev.type != "cpu":
-            inner = text[:-1] if text.endswith(")") else text
-            text = f"{inner}, device='{self.vdev}')"
-        return text
+            text = repr(self.elem.detach())
+        if not text.endswith(")"):
+            return text
+        inner, tail = text[:-1], ""
+        if self.vdev.type != "cpu":  # torch prints the device before the dtype
+            cut = inner.rfind(", dtype=")
+            inner, tail = (inner[:cut], inner[cut:]) if cut >= 0 else (inner, "")
+            inner += f", device='{self.vdev}'"
+        grad = ""
+        if self.grad_fn is not None:
+            grad = f", grad_fn=<{type(self.grad_fn).__name__}>"
+        elif self.requires_grad:
+            grad = ", requires_grad=True"
+        prefix = "Parameter containing:\n" if getattr(self, "_is_param", False) else ""
+        return f"{prefix}{inner}{tail}{grad})"
 
     def __format__(self, spec):
         if self.dim() == 0:

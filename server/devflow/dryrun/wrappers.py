@@ -67,6 +67,39 @@ def _load(f, map_location=_UNSET, *args, **kwargs):
         return _retag(obj, origin, {})
 
 
+def _load_pickled_storage(b):
+    """torch.storage._load_from_bytes: a tensor inside a plain pickle (pickle.loads, copy of a module)
+    comes back on the device it was pickled on, on any machine that has it, as the program's own
+    placement decided; not a checkpoint read with torch.load (map_location None: no DEV906)."""
+    import io
+    import weakref
+
+    _LOAD_TAGS.clear()
+    with _disable_current_modes():
+        storage = _orig["load"](io.BytesIO(b), None, weights_only=False)
+    loc = _LOAD_TAGS.get(getattr(storage, "_untyped_storage", storage).data_ptr()) if _LOAD_TAGS else None
+    if loc is not None:
+        _PICKLED[id(storage)] = (weakref.ref(storage), loc)
+        weakref.finalize(storage, _PICKLED.pop, id(storage), None)
+    return storage
+
+
+_PICKLED: dict = {}  # id(storage) -> (ref, "cuda:N"): storages unpickled from a GPU, until rebuilt
+
+
+def _rebuild_tensor_v2(storage, *args, **kwargs):
+    """torch._utils._rebuild_tensor_v2, which a pickle names: a tensor over a storage pickled on a GPU
+    is put back on that (virtual) device."""
+    t = _orig["rebuild_tensor_v2"](storage, *args, **kwargs)
+    hit = _PICKLED.get(id(storage))
+    if hit is not None and hit[0]() is storage:
+        data = t.elem if isinstance(t, VirtualTensor) else t
+        out = VirtualTensor(data, _virtual_device(hit[1]), recorder.here("loaded"))
+        out.requires_grad_(t.requires_grad)
+        return out
+    return t
+
+
 _PENDING_CPU_MACHINE: list = []
 
 
@@ -162,6 +195,13 @@ def _storage_cuda(self, device=None, non_blocking=False):
 
 
 def _save(obj, f, *args, **kwargs):
+    if isinstance(obj, (torch.UntypedStorage, torch.storage.TypedStorage)):
+        # one storage's own pickling (pickle.dumps / deepcopy of tensors): the tags of the others
+        # being pickled with it stay
+        try:
+            return _orig["save"](obj, f, *args, **kwargs)
+        finally:
+            _SAVE_TAGS.pop(getattr(obj, "_untyped_storage", obj).data_ptr(), None)
     try:
         return _orig["save"](obj, f, *args, **kwargs)
     finally:
@@ -175,6 +215,11 @@ def install_serialization():
     _orig.update(load=torch.load, save=torch.save)
     torch.load, torch.save = _load, _save
     torch.UntypedStorage.cuda = torch.storage.TypedStorage.cuda = _storage_cuda
+    torch.storage._load_from_bytes = _load_pickled_storage
+    _orig["rebuild_tensor_v2"] = torch._utils._rebuild_tensor_v2
+    # pickles (torch.save's too) name the function they rebuild tensors with: under torch's own name
+    _rebuild_tensor_v2.__module__, _rebuild_tensor_v2.__qualname__ = "torch._utils", "_rebuild_tensor_v2"
+    torch._utils._rebuild_tensor_v2 = _rebuild_tensor_v2
     ser.load, ser.save = _load, _save
     from multiprocessing.reduction import ForkingPickler
     from torch.multiprocessing.reductions import reduce_tensor

@@ -95,7 +95,7 @@ _DYNAMIC = [
     RuleInfo("DEV908", "pin-device-tensor", "pin_memory() of a tensor already on a device (a DataLoader with pin_memory=True over cuda tensors)", None),
     RuleInfo("DEV909", "cuda-in-forked-worker", "CUDA used in a forked DataLoader worker after the parent initialised CUDA", None),
     RuleInfo("DEV910", "dataparallel-moved-only-on-one-gpu", "DataParallel over every GPU moved its module itself because there is one GPU; with 2 or more its forward fails", None, "warning"),
-    RuleInfo("DEV911", "host-argument-on-device", "An argument CUDA reads on the host (pack_padded_sequence's lengths) is on a device", None),
+    RuleInfo("DEV911", "host-argument-on-device", "An argument CUDA reads on the host (pack_padded_sequence's lengths, an RNG state) is on a device", None),
 ]
 
 DYNAMIC_RULES: dict[str, RuleInfo] = {r.code: r for r in _DYNAMIC}

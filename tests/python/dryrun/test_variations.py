@@ -54,6 +54,10 @@ RUNS = {
     "packed_lengths": ("packed_lengths.py", [], [], None),
     "everyday_idioms": ("everyday_idioms.py", [], [], None),
     "everyday_state": ("everyday_state.py", [], [], None),
+    "everyday_ops": ("everyday_ops.py", [], [], None),
+    "everyday_ops_bugs": ("everyday_ops_bugs.py", [], [], None),
+    "everyday_bugs": ("everyday_bugs.py", [], [], None),
+    "everyday_archives": ("everyday_archives.py", [], [], None),
 }
 
 
