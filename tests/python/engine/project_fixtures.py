@@ -16,9 +16,9 @@ def case_names(folder: Path) -> list[str]:
 
 
 def findings(case: Path, relative: bool = False) -> list[str]:
-    """Each file named by its name, or (`relative`) by its path inside the case."""
+    """Each script and notebook named by its name, or (`relative`) by its path inside the case."""
     out = []
-    for f in sorted(case.rglob("*.py")):
+    for f in sorted([*case.rglob("*.py"), *case.rglob("*.ipynb")]):
         result = check_path(str(f))
         assert not result.rule_errors, result.rule_errors
         name = f.relative_to(case).as_posix() if relative else f.name

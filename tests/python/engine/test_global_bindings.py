@@ -11,26 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from devflow.api import check_path
+from project_fixtures import expected, findings
 
 CASES = Path(__file__).resolve().parents[2] / "fixtures" / "engine" / "global_bindings"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.txt").exists())
 
 
-def _findings(case: Path) -> list[str]:
-    out = []
-    for f in sorted([*case.rglob("*.py"), *case.rglob("*.ipynb")]):
-        result = check_path(str(f))
-        assert not result.rule_errors, result.rule_errors
-        out += [f"{f.name}:{d.span.line} {d.code}" for d in result.diagnostics]
-    return sorted(out)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_global_binding_case(name):
-    case = CASES / name
-    want = sorted(line for line in (case / "expect.txt").read_text().splitlines() if line.strip())
-    assert _findings(case) == want
+    assert findings(CASES / name) == expected(CASES / name)
 
 
 def test_reported_and_silent_cases():
