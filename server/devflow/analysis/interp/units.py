@@ -19,6 +19,7 @@ from devflow.analysis.program import LINE_BASE, ProjectFile, local_line, unit_of
 from devflow.analysis.values import UNKNOWN, Val
 
 _FOREIGN_LINE = re.compile(r"\bline (\d{8,})\b")
+MAX_STAR_SEARCH = 64  # star-imported modules searched for one name (see Units._reexported)
 
 
 class Unit:
@@ -156,7 +157,11 @@ class Units:
         for an explicit import (`from torch.nn import Linear as Head`: `pkg.Head` is `torch.nn.Linear`)."""
         target = unit.index.aliases.get(name)
         explicit = [target] if target and target != f"{mod}.{name}" else []
-        for src in explicit + [f"{star}.{name}" for star in unit.index.star_imports]:
+        # A package that star-imports hundreds of modules (transformers' `models/__init__` under
+        # TYPE_CHECKING: 548) would have one name looked up by loading all of them, in every file
+        # that names it: past MAX_STAR_SEARCH such a name stays unknown.
+        stars = unit.index.star_imports if len(unit.index.star_imports) <= MAX_STAR_SEARCH else []
+        for src in explicit + [f"{star}.{name}" for star in stars]:
             if self.project.find(src.rsplit(".", 1)[0]) is None and self.project.find(src.split(".")[0]) is None:
                 if src in explicit:  # a library name: the caller models it like a direct import
                     return Val("qual", const=".".join([src, *rest]))
