@@ -168,6 +168,7 @@ class Project:
             self.add_root(r)
         self._resolved: dict[str, str | None] = {}
         self.files: list[str] = []  # the project files this run read: what the checked file depends on
+        self.here: str | None = None  # the checked file's folder
 
     def add_root(self, root: str) -> None:
         r = os.path.abspath(root)
@@ -184,7 +185,9 @@ class Project:
         _, top = package_of(path)
         here = os.path.dirname(os.path.abspath(path))
         marked = project_root(here)
-        return cls([here, top, *extra_roots, *([marked] if marked else [])])
+        project = cls([here, top, *extra_roots, *([marked] if marked else [])])
+        project.here = here
+        return project
 
     def find(self, module: str) -> str | None:
         """The file of a dotted module name, or None (a library, or not found)."""
@@ -200,8 +203,28 @@ class Project:
                         break
                 if found:
                     break
+            if found is None:
+                found = self._from_own_package(module)
         self._resolved[module] = found
         return found
+
+    def _from_own_package(self, module: str) -> str | None:
+        """`from src.config.train import cfg` in `src/train.py`, with no `__init__.py` (a namespace package):
+        the script is a module of the package it names, run from the folder above (`python -m src.train`)."""
+        first, rel = module.split(".", 1)[0], module.replace(".", os.sep)
+        d = self.here
+        for _ in range(6):
+            if not d:
+                return None
+            parent = os.path.dirname(d)
+            if os.path.basename(d) == first and not is_installed(parent):
+                for cand in (os.path.join(parent, rel + ".py"), os.path.join(parent, rel, "__init__.py")):
+                    if cand in _OVERLAY or os.path.isfile(cand):
+                        return cand
+            if parent == d:
+                return None
+            d = parent
+        return None
 
     def load(self, module: str) -> ProjectFile | None:
         path = self.find(module)

@@ -173,7 +173,7 @@ class Calls:
             return self.call_function(fval.func, args, kwargs, fval.bound, node)
         if kind == "class":
             if self.standalone:
-                return UNKNOWN
+                return self.plain_instance(node, fval.func, args, kwargs)
             self._interproc.add(id(node))
             return self.instantiate(node, fval.func, args, kwargs, frame)
         if kind == "module":
@@ -390,6 +390,24 @@ class Calls:
         for c in [obj.attrs.get(name) for name in obj.children] + list(obj.items):
             if c is not None and c.obj is not None and c.obj.moved is None:
                 self._own_params(c.obj, origin, seen)
+
+    def plain_instance(self, node, info, args, kwargs) -> Val:
+        """A module-level `cfg = Config()` of an imported file (whose calls are not followed): a plain
+        class (or dataclass) with no `__init__` / `__new__` / `__post_init__` of its own and only project
+        bases runs no code, so its instance is known (its fields' defaults, the class attributes)."""
+        if not isinstance(info, ClassInfo) or info.is_module or \
+                any(info.method(m) is not None for m in ("__init__", "__new__", "__post_init__")):
+            return UNKNOWN
+        own = {b.name for b in info.base_infos}
+        if any(b not in own and b != "object" for b in info.bases):
+            return UNKNOWN  # a library base may have an __init__ of its own
+        obj = Obj("instance", cls=info, qual=info.name, origin=Origin(span_of(node), f"created at line {node.lineno}"),
+                  created_line=node.lineno)
+        if "dataclass" in decorators(info.node):
+            self._dataclass_fields(info, obj, args, kwargs)
+        elif args or kwargs:
+            return UNKNOWN
+        return Val("obj", obj=obj)
 
     def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
         """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field

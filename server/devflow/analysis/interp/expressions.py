@@ -144,6 +144,9 @@ class Expressions:
                 table = self.class_table(obj.cls, attr)
                 if table is not None:
                     return table
+                const = self.class_constant(obj.cls, attr)
+                if const is not None:
+                    return const
             if obj.kind == "module":
                 if attr in ("module", "_orig_mod", "base_model"):
                     return base
@@ -180,6 +183,24 @@ class Expressions:
                         if saved is not None:
                             self.leave(saved)
                 return cache[key]
+        return None
+
+    def class_constant(self, cls, attr: str) -> Val | None:
+        """`cfg.device` where the class body says `device = "cuda"` and no instance sets its own: Python
+        reads the class attribute through the instance. Only a literal, and only when no file this run
+        reads stores `<anything>.device` (a config filled in at run time keeps it unknown)."""
+        for c in [cls] + list(_all_bases(cls)):
+            for st in c.node.body:
+                targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
+                if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
+                    continue
+                value = st.value
+                if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, int, float, bool, type(None))):
+                    return None
+                indexes = [self.index, c.home] + [u.index for u in getattr(self, "units", {}).values() if u is not None]
+                if any(ix is not None and _stores_attr(ix, attr) for ix in indexes):
+                    return None
+                return Val("const", const=value.value)
         return None
 
     def device_of(self, t: Val, node) -> Val:
@@ -596,7 +617,7 @@ class Expressions:
                     return it.elem
                 return self.elem_of(obj)
             if obj.kind == "loader":
-                return obj.attrs.get("batch", UNKNOWN)
+                return _fresh(obj.attrs.get("batch", UNKNOWN))
             if obj.kind == "iter":
                 return it.elem or UNKNOWN
             if obj.kind == "dict":
@@ -630,6 +651,30 @@ class Expressions:
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)
+
+
+def _stores_attr(index, attr: str) -> bool:
+    """Whether a file stores `<x>.attr` (or names it in a `setattr`) anywhere."""
+    cache = index.__dict__.setdefault("_attr_stores", {})
+    if attr not in cache:
+        cache[attr] = any(
+            (isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)) or
+            (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and len(n.args) > 1
+             and isinstance(n.args[1], ast.Constant) and n.args[1].value == attr)
+            for n in index.nodes)
+    return cache[attr]
+
+
+def _fresh(batch: Val) -> Val:
+    """Each iteration of a DataLoader gets a new container from its collate_fn: stores into one batch
+    (`batch["x"] = batch["x"].to(d)`) do not carry over to the next."""
+    if batch.kind != "obj" or batch.obj is None or batch.obj.kind not in ("dict", "list", "tuple"):
+        return batch
+    o = batch.obj
+    copy = Obj(o.kind, origin=o.origin, items=list(o.items), keys=dict(o.keys))
+    if hasattr(o, "exact"):
+        copy.exact = o.exact  # type: ignore[attr-defined]
+    return Val("obj", obj=copy, elem=batch.elem)
 
 
 def _none_branch(node: ast.IfExp) -> str | None:

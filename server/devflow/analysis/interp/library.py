@@ -477,6 +477,8 @@ class Library:
                 r = self.call_function(collate.func, [UNKNOWN], {}, None, node)
                 if r.kind == "tensor":
                     batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin)
+                elif _collated_container(r):  # the DataLoader yields what collate_fn returns, entry by entry
+                    batch = r
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":
             dev = None
             for it in ds.obj.items:
@@ -536,6 +538,15 @@ def _device_kwarg(kwargs) -> Val | None:
     """The `device=` argument; `device=None` (a helper's default passed on) means the default device."""
     d = kwargs.get("device")
     return None if d is not None and d.kind == "const" and d.const is None else d
+
+
+def _collated_container(r: Val) -> bool:
+    """`return {"image": images, "weights": torch.tensor([...])}` from a collate_fn: a dict / tuple / list
+    holding tensors, each on the device collate_fn put it (an entry it does not know stays unknown)."""
+    if r.kind != "obj" or r.obj is None or r.obj.kind not in ("dict", "list", "tuple"):
+        return False
+    entries = r.obj.keys.values() if r.obj.kind == "dict" else r.obj.items
+    return any(v.kind == "tensor" for v in entries)
 
 
 def _all_cpu_sample(r: Val) -> bool:
