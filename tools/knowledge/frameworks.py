@@ -209,6 +209,46 @@ def lightning(wheel: Path) -> dict:
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}
 
 
+def accelerate(wheel: Path) -> dict:
+    """accelerate's Accelerator: what `prepare()` does with each object it is given (the isinstance
+    branches of `_prepare_one`, each with the `prepare_*` method it hands the object to; anything else
+    is returned as it is), the `__init__` flag that keeps everything on the cpu, and the property that
+    names its device. The DataLoader it prepares yields batches on that device; the modules it
+    prepares are moved there."""
+    places: dict[str, str] = {}
+    cpu_flag, device_attr, classes = "", "", set()
+    for name, tree in _trees(wheel, "accelerate/"):
+        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if name.endswith("__init__.py") and any(isinstance(n, ast.ImportFrom) and any(a.name == "Accelerator" for a in n.names)
+                                                for n in tree.body):
+            classes.add(f"{mod}.Accelerator")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Accelerator"):
+            classes.add(f"{mod}.Accelerator")
+            for f in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+                if f.name == "_prepare_one":
+                    for branch in (n for n in ast.walk(f) if isinstance(n, ast.If)):
+                        t = branch.test
+                        if not (isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == "isinstance"
+                                and len(t.args) == 2):
+                            continue
+                        called = [n.func.attr for n in ast.walk(ast.Module(body=branch.body, type_ignores=[]))
+                                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                  and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"]
+                        if called:
+                            places[ast.unparse(t.args[1])] = called[0]
+                if f.name == "__init__":
+                    args = f.args.args + f.args.kwonlyargs
+                    defaults = [None] * (len(f.args.args) - len(f.args.defaults)) + list(f.args.defaults) + \
+                        list(f.args.kw_defaults)
+                    for a, d in zip(args, defaults):
+                        if a.arg == "cpu" and isinstance(d, ast.Constant) and d.value is False:
+                            cpu_flag = a.arg
+                if any(isinstance(d, ast.Name) and d.id == "property" for d in f.decorator_list) and f.name == "device":
+                    device_attr = f.name
+    return {"classes": sorted(classes), "prepare": "prepare", "places": dict(sorted(places.items())),
+            "cpu_flag": cpu_flag, "device": device_attr}
+
+
 def generation_callbacks(wheel: Path) -> dict:
     """transformers generate()'s callback bases: classes of transformers/generation whose `__call__`
     is abstract (raises NotImplementedError), with the parameters generate() passes to it."""

@@ -94,14 +94,17 @@ def framework_knowledge() -> dict:
     from knowledge import frameworks, tensor_libraries
 
     hf = pins.LIBRARIES["transformers"][0]
+    acc = pins.LIBRARIES["accelerate"][0]
     versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf],
+                "accelerate": [acc],
                 **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS}
     tl = pins.TENSOR_LIBRARIES
-    return {"_header": _header("framework facts (torch probed; lightning, transformers, tiktoken ast scan; "
+    return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
+            "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))

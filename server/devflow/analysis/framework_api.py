@@ -58,3 +58,13 @@ TOKENIZER_INT_METHODS = frozenset(m for t in _F.get("tokenizers", {}).values() f
 _ITERATORS = list(_F.get("batch_iterators", {}).values())
 DEVICE_ITERATORS = {q: e for t in _ITERATORS for q, e in t["iterators"].items()}
 ITERATOR_BATCH_NOT_FIELDS = frozenset(a for t in _ITERATORS for attrs in t["batches"].values() for a in attrs)
+
+# accelerate's Accelerator: its classes; `prepare()` hands each object to a `prepare_*` method by type
+# (DataLoader: batches on the accelerator's device; nn.Module: moved there), anything else comes back
+# as it is; the `__init__` flag that keeps all on the cpu; the property naming its device.
+_ACC = _F.get("accelerate", {})
+ACCELERATOR_CLASSES = frozenset(_ACC.get("classes", ()))
+ACCELERATOR_PREPARE = _ACC.get("prepare", "")
+ACCELERATOR_PLACES = _ACC.get("places", {})
+ACCELERATOR_CPU_FLAG = _ACC.get("cpu_flag", "")
+ACCELERATOR_DEVICE = _ACC.get("device", "")

@@ -293,3 +293,87 @@ def test_a_config_with_a_library_base_or_its_own_init_stays_unknown(tmp_path):
         y = a(torch.randn(2, 4)) + b(torch.randn(2, 4))
         """})
     assert _codes(tmp_path, "train.py") == []
+
+
+# ---- accelerate's Accelerator.prepare(): modules and DataLoaders are placed, the rest is returned as is
+def test_accelerate_criterion_weights_left_out_of_prepare_inside_a_trainer(tmp_path):
+    _project(tmp_path, {"trainer.py": """
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        class Trainer:
+            def __init__(self, model, dataset, class_counts):
+                self.accelerator = Accelerator()
+                loader = DataLoader(dataset, batch_size=8)
+                self.model, self.loader = self.accelerator.prepare(model, loader)
+                self.weights = 1.0 / torch.tensor(class_counts, dtype=torch.float)
+
+            def fit(self):
+                for x, y in self.loader:
+                    loss = torch.nn.functional.cross_entropy(self.model(x), y, weight=self.weights)
+                    self.accelerator.backward(loss)
+
+
+        data = TensorDataset(torch.randn(32, 4), torch.randint(0, 3, (32,)))
+        Trainer(torch.nn.Linear(4, 3), data, [10, 20, 2]).fit()
+        """})
+    # the weights are made on the cpu and never placed: reported where they are made (DEV201)
+    assert [c for _, c in _codes(tmp_path, "trainer.py")] in (["DEV201"], ["DEV203"])
+
+
+def test_accelerate_model_left_out_of_prepare_meets_prepared_batches(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, TensorDataset
+
+        accelerator = Accelerator()
+        model = torch.nn.Linear(4, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        loader = DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4)
+        optimizer, loader = accelerator.prepare(optimizer, loader)
+        for (x,) in loader:
+            accelerator.backward(model(x).sum())
+        """})
+    assert len(_codes(tmp_path, "train.py")) == 1
+
+
+def test_accelerate_everything_prepared_or_moved_to_its_device_is_silent(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def run(accelerator, weights):
+            model = torch.nn.Linear(4, 3)
+            loader = DataLoader(TensorDataset(torch.randn(16, 4), torch.randint(0, 3, (16,))), batch_size=4)
+            model, loader = accelerator.prepare(model, loader)
+            w = weights.to(accelerator.device)
+            for x, y in loader:
+                accelerator.backward(torch.nn.functional.cross_entropy(model(x), y, weight=w))
+
+
+        run(Accelerator(), torch.tensor([1.0, 2.0, 3.0]))
+        """})
+    assert _codes(tmp_path, "train.py") == []
+
+
+def test_accelerate_on_a_device_the_command_line_picks_stays_unknown(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import argparse
+        import torch
+        from accelerate import Accelerator
+        from torch.utils.data import DataLoader, TensorDataset
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--cpu", action="store_true")
+        accelerator = Accelerator(cpu=parser.parse_args().cpu)
+        scale = torch.ones(1, 4)
+        loader = accelerator.prepare(DataLoader(TensorDataset(torch.randn(16, 4)), batch_size=4))
+        for (x,) in loader:
+            y = x * scale
+        """})
+    assert _codes(tmp_path, "train.py") == []

@@ -156,6 +156,8 @@ class Expressions:
                     return Val("device", obj.dev, obj.moved or obj.origin)
             if obj.kind == "optimizer" and attr == "state":
                 self.optimizer_state_read(obj)
+            if obj.kind == "accelerator":
+                return self.accelerator_attr(obj, attr)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         return class_member(base, attr)
 

@@ -34,6 +34,8 @@ class Library:
             return _same_device_result(q, args, kwargs)
         if q in FW.TOKENIZER_CONSTRUCTORS:
             return Val("obj", obj=Obj("tokenizer", qual=q))
+        if q in FW.ACCELERATOR_CLASSES:
+            return self.new_accelerator(node, kwargs)
         owner, _, meth = q.rpartition(".")
         if q in FW.DEVICE_ITERATORS or (owner in FW.DEVICE_ITERATORS and meth == FW.DEVICE_ITERATORS[owner]["splits"]):
             return self.device_iterator(node, q, args, kwargs)

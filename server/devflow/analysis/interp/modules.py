@@ -457,6 +457,8 @@ class Modules:
             return UNKNOWN
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "accelerator":
+            return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "host":
             return host_data()  # `arr.astype(...)`, `rng.choice(...)`: still numpy on the host
         if obj.kind == "autograd_ctx":

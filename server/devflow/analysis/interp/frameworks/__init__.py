@@ -8,6 +8,8 @@
 - `rnn`: pack_padded_sequence's lengths must be on the cpu; a module input used only on the cpu
   (or only moved) does not meet the module's device.
 - `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph.
+- `accelerate`: what accelerate's `Accelerator.prepare()` places (modules, DataLoaders) and what it
+  returns as it is.
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
   outputs' devices.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 from devflow.analysis import framework_api as F
 from devflow.analysis.values import UNKNOWN, Val
+from devflow.analysis.interp.frameworks.accelerate import Accelerators
 from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
 from devflow.analysis.interp.frameworks.distributions import Distributions
 from devflow.analysis.interp.frameworks.entries import Entries
@@ -24,7 +27,7 @@ from devflow.analysis.interp.frameworks.rnn import PackedSequences
 from devflow.analysis.interp.frameworks.tracing import Tracing
 
 
-class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions):
+class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:

@@ -1,0 +1,66 @@
+"""accelerate's Accelerator (tables in analysis/framework_api.py, generated from the accelerate wheel):
+`prepare()` hands each object to a `prepare_*` method by its type: a DataLoader then yields its batches
+on the accelerator's device, a module is moved there; anything else (a bare tensor, a criterion's
+weights) comes back as it is, on the device it was on. `Accelerator(cpu=True)` keeps all on the cpu."""
+
+from __future__ import annotations
+
+from devflow.analysis import framework_api as F
+from devflow.analysis.lattice import CPU, Dev
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.frames import span_of
+
+_LOADER, _MODULE = "torch.utils.data.DataLoader", "torch.nn.Module"
+
+
+class Accelerators:
+    def new_accelerator(self, node, kwargs) -> Val:
+        flag = kwargs.get(F.ACCELERATOR_CPU_FLAG) if F.ACCELERATOR_CPU_FLAG else None
+        if "__opaque__" in kwargs or (flag is not None and not (flag.kind == "const" and isinstance(flag.const, bool))):
+            return UNKNOWN  # `Accelerator(cpu=args.cpu)`: where it runs is the command line's choice
+        on_cpu = flag is not None and flag.const is True
+        dev = CPU if on_cpu else Dev("sym", key=("accelerator", id(node)), text=f"accelerator.{F.ACCELERATOR_DEVICE}", accel=True)
+        return Val("obj", obj=Obj("accelerator", qual="accelerate.Accelerator", dev=dev,
+                                  origin=Origin(span_of(node), f"the Accelerator of line {node.lineno}")))
+
+    def accelerator_attr(self, acc: Obj, attr: str) -> Val:
+        if attr == F.ACCELERATOR_DEVICE and acc.dev is not None:
+            return Val("device", acc.dev, acc.origin)
+        return UNKNOWN
+
+    def accelerator_method(self, node, acc: Obj, name: str, args, kwargs, frame) -> Val:
+        if name == F.ACCELERATOR_PREPARE:
+            if "__opaque__" in kwargs or any(a.kind == "unknown" and a.const == "*" for a in args):
+                return UNKNOWN
+            out = [self.prepared(node, acc, a, frame) for a in args]
+            return out[0] if len(out) == 1 else Val("obj", obj=Obj("tuple", items=out))
+        if name in F.ACCELERATOR_PLACES.values() and args:
+            return self.prepared(node, acc, args[0], frame, only=name)
+        return UNKNOWN
+
+    def prepared(self, node, acc: Obj, v: Val, frame, only: str = "") -> Val:
+        """What `prepare()` gives back for one object."""
+        places = F.ACCELERATOR_PLACES
+        if v.kind == "obj" and v.obj is not None and v.obj.kind == "loader" and places.get(_LOADER) in ("", only or places.get(_LOADER)):
+            loader = Obj("loader", origin=Origin(span_of(node), f"the DataLoader prepared at line {node.lineno}"))
+            loader.attrs["batch"] = self._on_accelerator(v.obj.attrs.get("batch", UNKNOWN), acc, node)
+            return Val("obj", obj=loader)
+        if v.kind == "module" and v.obj is not None and places.get(_MODULE) in ("", only or places.get(_MODULE)):
+            if acc.dev is not None and not v.obj.dispatched:
+                self.move_module(node, v, acc.dev, frame, self.text(node), self.text(node.func))
+            return v
+        return v  # optimizers, schedulers (wrapped, same parameters) and anything else: as they are
+
+    def _on_accelerator(self, batch: Val, acc: Obj, node) -> Val:
+        """accelerate sends every tensor of a batch (in dicts, lists, tuples) to its device."""
+        org = Origin(span_of(node), f"a batch of the DataLoader prepared at line {node.lineno}, on the accelerator's device")
+        if batch.kind == "tensor":
+            return Val("tensor", acc.dev, org, batch=batch.batch)
+        if batch.kind == "obj" and batch.obj is not None and batch.obj.kind in ("dict", "list", "tuple"):
+            o = batch.obj
+            moved = Obj(o.kind, origin=o.origin, items=[self._on_accelerator(i, acc, node) for i in o.items],
+                        keys={k: self._on_accelerator(i, acc, node) for k, i in o.keys.items()})
+            if hasattr(o, "exact"):
+                moved.exact = o.exact  # type: ignore[attr-defined]
+            return Val("obj", obj=moved, elem=self._on_accelerator(batch.elem, acc, node) if batch.elem is not None else None)
+        return UNKNOWN
