@@ -301,7 +301,7 @@ class Modules:
                     or not v.dev.is_cpu or not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
                 continue
             obj.attrs[name] = Val("tensor", CPU, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
-                                                      f"{st.lineno}, is not moved by {origin.reason.replace('moved by ', '')}"
+                                                      f"{st.lineno}, is not moved when the module is {origin.reason}"
                                                       f": `.to()` moves parameters and buffers only", kind="attr"))
 
     def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
