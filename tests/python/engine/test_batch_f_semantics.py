@@ -377,3 +377,57 @@ def test_accelerate_on_a_device_the_command_line_picks_stays_unknown(tmp_path):
             y = x * scale
         """})
     assert _codes(tmp_path, "train.py") == []
+
+
+# ---- a module offloaded to the cpu on one branch of an undecided `if` (found on diffusers' examples)
+def test_encoder_offloaded_on_one_branch_then_used_on_the_other_path_is_silent(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import torch
+        from accelerate import Accelerator
+
+
+        def encode(text_encoder, ids, device):
+            return text_encoder(ids.to(device))
+
+
+        def main(train_text_encoder):
+            accelerator = Accelerator()
+            text_encoder = torch.nn.Embedding(100, 8)
+            text_encoder.to(accelerator.device)
+            cached = encode(text_encoder, torch.randint(0, 100, (2, 4)), accelerator.device)
+            if not train_text_encoder:
+                text_encoder.cpu()  # free memory: the embeddings are cached
+            for _ in range(3):
+                if train_text_encoder:
+                    cached = encode(text_encoder, torch.randint(0, 100, (2, 4)), accelerator.device)
+
+
+        main(False)
+        """})
+    assert _codes(tmp_path, "train.py") == []
+
+
+def test_a_model_offloaded_on_every_path_still_meets_device_inputs(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import torch
+
+        device = torch.device("cuda")
+        model = torch.nn.Linear(4, 4).to(device)
+        model.cpu()
+        y = model(torch.randn(2, 4).to(device))
+        """})
+    assert [c for _, c in _codes(tmp_path, "train.py")] == ["DEV106"]
+
+
+def test_a_cpu_model_moved_to_the_cpu_on_one_branch_is_still_not_moved(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import sys
+        import torch
+
+        device = torch.device("cuda")
+        model = torch.nn.Linear(4, 4)
+        if "--offload" in sys.argv:
+            model.cpu()
+        y = model(torch.randn(2, 4).to(device))
+        """})
+    assert [c for _, c in _codes(tmp_path, "train.py")] == ["DEV106"]

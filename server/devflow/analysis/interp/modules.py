@@ -223,6 +223,8 @@ class Modules:
         if getattr(obj, "standalone", False):
             return
         origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed")
+        if getattr(self, "branch_moves", None) is not None:
+            self.branch_moves.append((obj, dev, obj.dev))  # the moves of an undecided `if` branch (statements.s_If)
         obj.move_call = move_text  # type: ignore[attr-defined]
         obj.move_recv = recv_text  # type: ignore[attr-defined]
         record_move(self, origin, recv_text, move_text, frame)

@@ -133,14 +133,18 @@ class Statements:
         if cond is False:
             return self.exec_block(st.orelse, frame)
         before = dict(frame.env)
+        outer_moves, self.branch_moves = getattr(self, "branch_moves", None), []
         t_body = self.exec_block(st.body, frame)
-        env_body = frame.env
+        env_body, body_moves, self.branch_moves = frame.env, self.branch_moves, []
         frame.env = dict(before)
         t_else = self.exec_block(st.orelse, frame)
-        env_else = frame.env
+        env_else, else_moves, self.branch_moves = frame.env, self.branch_moves, outer_moves
+        if outer_moves is not None:
+            outer_moves.extend(body_moves + else_moves)
         if t_body and t_else:
             frame.env = before
             return True
+        self._offloaded_on_one_branch(st, body_moves, else_moves, frame)
         if t_body:
             frame.env = env_else
         elif t_else:
@@ -150,6 +154,19 @@ class Statements:
             self._moved_on_one_branch(st, before, env_body, env_else, frame)
             self._device_chosen_on_branches(st, before, env_body, env_else, frame)
         return False
+
+    def _offloaded_on_one_branch(self, st, body_moves: list, else_moves: list, frame: Frame) -> None:
+        """`if not args.train_text_encoder: text_encoder.cpu(); del text_encoder`: a module moved to the cpu
+        on one branch only (offloaded to free memory) may be on either device after the `if`, depending
+        on the path: unknown (a use after it runs on the other path)."""
+        body, other = {id(m[0]) for m in body_moves}, {id(m[0]) for m in else_moves}
+        for moves, others in ((body_moves, other), (else_moves, body)):
+            for obj, dev, prior in moves:
+                if dev.is_cpu and prior is not None and not prior.is_cpu and id(obj) not in others \
+                        and obj.dev is not None and obj.dev.is_cpu:
+                    why = Origin(span_of(st.test), f"moved to the cpu on one branch of `if {self.text(st.test)}` "
+                                                   f"at line {st.lineno}")
+                    self._move_rec(obj, TOP, why, frame, set())
 
     def _device_chosen_on_branches(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
         """`if opt.use_gpu: device = torch.device("cuda:0") else: device = torch.device("cpu")`: the statement
