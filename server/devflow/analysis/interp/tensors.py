@@ -78,6 +78,8 @@ class Tensors:
         if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
             return UNKNOWN
         tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+        if name in T.SHAPE_ARGUMENT_METHODS:
+            tensor_args = []  # only the argument's shape is read
         if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
             return UNKNOWN
         scalar = t.scalar
