@@ -54,3 +54,83 @@ def test_shape_of_another_device_tensor_is_no_meeting():
 def test_shape_argument_result_stays_on_the_receiver_device():
     # without the move the cpu `alpha` meets the cuda `expert` in the arithmetic
     assert codes(PENALTY.format(shape_of="expand_as", move="")) == [("DEV201", 5)]
+
+
+# -- M24: DEV103 for a plain list of modules that hold no parameters or buffers -----------------------
+
+DECOMP = """import torch
+import torch.nn as nn
+
+
+class MovingAvg(nn.Module):
+    def __init__(self, kernel_size, stride):
+        super().__init__()
+        self.kernel_size = kernel_size
+        {state}
+
+    def forward(self, x):
+        front = x[:, 0:1, :].repeat(1, (self.kernel_size - 1) // 2, 1)
+        return self.avg(torch.cat([front, x], dim=1).permute(0, 2, 1)).permute(0, 2, 1)
+
+
+class Decomp(nn.Module):
+    def __init__(self, kernel_size):
+        super(Decomp, self).__init__()
+        self.moving_avg = MovingAvg(kernel_size, stride=1)
+
+    def forward(self, x):
+        mean = self.moving_avg(x)
+        return x - mean, mean
+
+
+class DecompMulti(nn.Module):
+    def __init__(self, kernel_size):
+        super().__init__()
+        self.decomps = [Decomp(k) for k in kernel_size]
+
+    def forward(self, x):
+        return [f(x) for f in self.decomps]
+
+
+model = DecompMulti([3, 5]).to("cuda")
+out = model(torch.randn(2, 8, 4, device="cuda"))
+"""
+
+
+def test_list_of_parameter_free_modules_is_not_reported():
+    # pooling only, two classes deep: unregistered, nothing is left behind by the move
+    assert codes(DECOMP.format(state="self.avg = nn.AvgPool1d(kernel_size=kernel_size, stride=stride, padding=0)")) == []
+
+
+def test_list_of_modules_with_parameters_is_reported():
+    assert codes(DECOMP.format(state="self.avg = nn.Conv1d(4, 4, kernel_size, stride=stride)")) == [("DEV103", 29)]
+    assert codes(DECOMP.format(state="self.avg = nn.AvgPool1d(kernel_size)\n        self.scale = nn.Parameter(torch.ones(1))")) \
+        == [("DEV103", 30)]
+    assert codes(DECOMP.format(state="self.avg = nn.AvgPool1d(kernel_size)\n        self.register_buffer('w', torch.ones(1))")) \
+        == [("DEV103", 30)]
+
+
+def test_a_wrapper_of_a_given_module_may_hold_parameters():
+    src = """import torch.nn as nn
+
+
+class Wrap(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return self.inner(x)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [Wrap(nn.Linear(4, 4)) for _ in range(2)]
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return x
+"""
+    assert codes(src) == [("DEV103", 16)]
