@@ -134,3 +134,35 @@ class Net(nn.Module):
         return x
 """
     assert codes(src) == [("DEV103", 16)]
+
+
+# -- M20: entries of a dict stored under a computed key -------------------------------------------------
+
+MAKE_BATCH = """import numpy as np
+import torch
+import torch.nn as nn
+
+
+def make_batch(image, mask, device):
+    image = torch.from_numpy(image)
+    mask = torch.from_numpy(mask)
+    batch = {{"image": image, "mask": mask, "masked_image": (1 - mask) * image}}
+    for k in batch:
+        batch[k] = batch[k]{conversion}
+        batch[k] = batch[k] * 2.0 - 1.0
+    return batch
+
+
+device = torch.device("cuda")
+model = nn.Conv2d(3, 3, 1).to(device)
+batch = make_batch(np.zeros((1, 3, 4, 4), np.float32), np.zeros((1, 1, 4, 4), np.float32), device)
+c = model(batch["masked_image"])
+"""
+
+
+def test_entries_moved_under_a_computed_key_are_not_cpu_any_more():
+    assert codes(MAKE_BATCH.format(conversion=".to(device=device)")) == []
+
+
+def test_entries_converted_under_a_computed_key_keep_their_device():
+    assert codes(MAKE_BATCH.format(conversion=".float()")) == [("DEV202", 8)]
