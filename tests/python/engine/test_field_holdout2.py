@@ -166,3 +166,32 @@ def test_entries_moved_under_a_computed_key_are_not_cpu_any_more():
 
 def test_entries_converted_under_a_computed_key_keep_their_device():
     assert codes(MAKE_BATCH.format(conversion=".float()")) == [("DEV202", 8)]
+
+
+# -- M22: a method torch.Tensor does not have, on a value of unknown kind that was moved -----------------
+
+MOVED_UNKNOWN = """import torch
+from torch_geometric.nn import RENet
+
+device = torch.device("cuda")
+model = RENet(10, 5, hidden_channels=200, seq_len=4).to(device)
+
+
+def test(loader):
+    result = torch.tensor([0, 0, 0, 0], dtype=torch.float)
+    for data in loader:
+        data = data.to(device)
+        result += model.{call} * data.obj.size(0)
+    return result
+"""
+
+
+def test_a_method_tensors_lack_proves_the_moved_value_is_no_tensor():
+    # RENet.test() builds its result from `.item()` floats (cpu); decode() takes index tensors: unknown here
+    assert codes(MOVED_UNKNOWN.format(call="test(data.log_prob, data.obj)")) == []
+    assert codes(MOVED_UNKNOWN.format(call="decode(data.z, torch.arange(4))")) == []
+
+
+def test_a_tensor_method_on_the_moved_value_still_meets_the_cpu_tensor():
+    # `.matmul` is a Tensor method: if the moved value is a tensor, it is on cuda here
+    assert codes(MOVED_UNKNOWN.format(call="matmul(torch.ones(4))")) == [("DEV201", 12)]
