@@ -195,3 +195,53 @@ def test_a_method_tensors_lack_proves_the_moved_value_is_no_tensor():
 def test_a_tensor_method_on_the_moved_value_still_meets_the_cpu_tensor():
     # `.matmul` is a Tensor method: if the moved value is a tensor, it is on cuda here
     assert codes(MOVED_UNKNOWN.format(call="matmul(torch.ones(4))")) == [("DEV201", 12)]
+
+
+# -- M25: a module built after the move from the moved model's own tensors ---------------------------
+
+SPLIT_BIAS = """import torch
+import torch.nn as nn
+
+
+class AddBias(nn.Module):
+    def __init__(self, bias):
+        super().__init__()
+        self._bias = nn.Parameter({param})
+
+    def forward(self, x):
+        return x + self._bias.t().view(1, -1)
+
+
+class SplitBias(nn.Module):
+    def __init__(self, module):
+        super().__init__()
+        self.module = module
+        self.add_bias = AddBias(module.bias.data)
+        self.module.bias = None
+
+    def forward(self, x):
+        return self.add_bias(self.module(x))
+
+
+def split_bias(module):
+    for name, child in module.named_children():
+        if hasattr(child, "bias") and child.bias is not None:
+            module._modules[name] = SplitBias(child)
+        else:
+            split_bias(child)
+
+
+device = torch.device("cuda")
+policy = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2))
+policy.to(device)
+split_bias(policy)
+"""
+
+
+def test_a_parameter_made_from_the_moved_model_is_not_new_cpu_state():
+    # KFAC's SplitBias: the child and `nn.Parameter(child.bias.data...)` already sit on the model's device
+    assert codes(SPLIT_BIAS.format(param="bias.unsqueeze(1)")) == []
+
+
+def test_a_new_cpu_parameter_in_the_wrapper_is_still_reported():
+    assert codes(SPLIT_BIAS.format(param="torch.zeros(4, 1)")) == [("DEV102", 36)]

@@ -378,6 +378,9 @@ class Library:
             a = args[0] if args else kwargs.get("data")
             if a is not None and a.kind == "tensor":
                 return Val("tensor", a.dev, a.origin, scalar=a.scalar)
+            if a is not None and a.kind == "unknown" and args:
+                # a parameter of unknown device (`nn.Parameter(child.bias.data...)`): its module's device is unknown too
+                return Val("tensor", TOP, None)
             return UNKNOWN
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True
