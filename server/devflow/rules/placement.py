@@ -91,16 +91,26 @@ def _stateless(ctx: Context, info, seen: set) -> bool:
                         return False
                     if v is None or isinstance(t, ast.Tuple) or any(isinstance(x, (ast.Call, ast.Lambda)) for x in ast.walk(v)):
                         return False
+                    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+                    if any(isinstance(x, ast.Name) and x.id not in params for x in ast.walk(v)):
+                        return False  # a local of this method: maybe a module made here
                     plain.add(attr)
     for fn in info.methods.values():  # a plain value that is called or handed on may be a module
         for n in walk(fn):
             if isinstance(n, ast.Call):
-                f = n.func.value if isinstance(n.func, ast.Attribute) else None
-                if _self_attr(n.func) in plain or _self_attr(f) in plain or any(_self_attr(a) in plain for a in [*n.args, *(k.value for k in n.keywords)]):
+                f = n.func.value if isinstance(n.func, ast.Attribute) else n.func
+                if any(_rooted_self_attr(x) in plain for x in [n.func, f, *n.args, *(k.value for k in n.keywords)]):
                     return False
-            elif isinstance(n, ast.Return) and n.value is not None and _self_attr(n.value) in plain:
+            elif isinstance(n, ast.Return) and n.value is not None and _rooted_self_attr(n.value) in plain:
                 return False
     return True
+
+
+def _rooted_self_attr(node: ast.AST) -> str | None:
+    """`x` for `self.x`, `self.x.weight`, `self.x.a.b`."""
+    while isinstance(node, ast.Attribute) and _self_attr(node) is None:
+        node = node.value
+    return _self_attr(node)
 
 
 def FileIndex_dotted(node):

@@ -245,3 +245,26 @@ def test_a_parameter_made_from_the_moved_model_is_not_new_cpu_state():
 
 def test_a_new_cpu_parameter_in_the_wrapper_is_still_reported():
     assert codes(SPLIT_BIAS.format(param="torch.zeros(4, 1)")) == [("DEV102", 36)]
+
+
+def test_a_module_kept_through_a_local_name_may_hold_parameters():
+    src = """import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Lin(nn.Module):
+    def __init__(self):
+        super().__init__()
+        layer = nn.Linear(4, 4)
+        self.layer = layer
+
+    def forward(self, x):
+        return F.linear(x, self.layer.weight)
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = [Lin() for _ in range(2)]
+"""
+    assert codes(src) == [("DEV103", 18)]
