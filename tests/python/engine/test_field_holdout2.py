@@ -268,3 +268,26 @@ class Net(nn.Module):
         self.blocks = [Lin() for _ in range(2)]
 """
     assert codes(src) == [("DEV103", 18)]
+
+
+# -- a generator call whose device= comes from a `**kwargs` spread (NVlabs/edm generate.py: an internal error) --
+
+def test_generator_draw_with_device_from_a_spread():
+    src = """import torch
+
+class StackedRandomGenerator:
+    def __init__(self, device, seeds):
+        self.generators = [torch.Generator(device).manual_seed(int(s) % (1 << 32)) for s in seeds]
+
+    def randn(self, size, **kwargs):
+        return torch.stack([torch.randn(size[1:], generator=gen, **kwargs) for gen in self.generators])
+
+rnd = StackedRandomGenerator(torch.device("cuda"), [0, 1])
+a = rnd.randn([2, 3], device=torch.device("cuda"))
+g = torch.Generator()
+b = torch.randn(3, generator=g, **{"device": "cuda"})
+"""
+    result = analyze(src)
+    assert not result.rule_errors, result.rule_errors
+    # the cpu generator drawing for cuda (device= given through the spread) is still reported
+    assert [(d.code, d.span.line) for d in result.diagnostics] == [("DEV205", 13)]
