@@ -383,6 +383,44 @@ def non_tensor_functions(funcs) -> list[str]:
     return sorted(out)
 
 
+def mixed_device_ops(funcs, methods) -> dict:
+    """Ops that take tensors on different devices without a check, probed with a fake cuda tensor
+    next to a real-shaped cpu one (FakeTensorMode applies CUDA's device rules): methods whose tensor
+    argument gives only its shape (`a.expand_as(b)`), and functions on several tensors that return
+    one per input, each left where it was (`torch.broadcast_tensors`)."""
+    import logging
+
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
+    shape_args, per_input = [], []
+    with FakeTensorMode():
+        for name, os_ in sorted(methods.items()):
+            if name.startswith("_") or not any(len(o.params) == 1 and pyi.is_tensor_annotation(o.params[0][1])
+                                               for o in os_):
+                continue
+            try:
+                r = getattr(torch.zeros(2, 3, device="cuda"), name)(torch.zeros(2, 3))
+            except Exception:  # noqa: BLE001
+                continue
+            if torch.is_tensor(r) and r.device.type == "cuda":
+                shape_args.append(name)
+        import torch.functional as tf
+
+        for name in sorted(set(sequence_ops(funcs)) | set(getattr(tf, "__all__", []))):
+            f = getattr(torch, name, None)
+            if not callable(f):
+                continue
+            try:
+                r = f(torch.zeros(2, 3, device="cuda"), torch.zeros(2, 3))
+            except Exception:  # noqa: BLE001
+                continue
+            if isinstance(r, (tuple, list)) and len(r) == 2 and all(torch.is_tensor(x) for x in r) \
+                    and (r[0].device.type, r[1].device.type) == ("cuda", "cpu"):
+                per_input.append(name)
+    return {"shape_argument_methods": shape_args, "per_input_functions": per_input}
+
+
 def generate() -> dict:
     funcs, methods = _stubs()
     tables: dict = {}
@@ -395,4 +433,5 @@ def generate() -> dict:
     tables.update(tensor_methods(methods))
     tables["sequence_ops"] = sequence_ops(funcs)
     tables["non_tensor_functions"] = non_tensor_functions(funcs)
+    tables.update(mixed_device_ops(funcs, methods))
     return tables

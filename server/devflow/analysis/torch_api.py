@@ -46,6 +46,10 @@ DEVICE_MOVING_METHODS = frozenset(_TORCH["device_moving_methods"])
 SAME_DEVICE_METHODS = frozenset(_TORCH["same_device_methods"])
 # In-place Tensor methods that take no other tensor (the receiver keeps its device).
 IN_PLACE_FILL = frozenset(_TORCH["in_place_fill_methods"])
+# Tensor methods whose tensor argument gives only its shape (`a.expand_as(b)`): no device check.
+SHAPE_ARGUMENT_METHODS = frozenset(_TORCH.get("shape_argument_methods", ()))
+# torch.* functions on several tensors returning one per input, each on its input's device (broadcast_tensors).
+PER_INPUT_FUNCTIONS = frozenset(_TORCH.get("per_input_functions", ()))
 
 # torch.nn module classes: which have parameters or buffers (built on the meta device), which have
 # none, and containers (empty, they own what they are given).

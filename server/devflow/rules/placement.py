@@ -39,7 +39,78 @@ def _module_ctor(ctx: Context, node: ast.AST) -> bool:
         return True
     name = FileIndex_dotted(node.func)
     info = ctx.index.classes.get(name or "")
-    return info is not None and info.is_module
+    return info is not None and info.is_module and not _stateless(ctx, info, set())
+
+
+# nn.Module methods that create or register state on self.
+_STATE_MAKERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module", "setattr"})
+
+
+def _stateless(ctx: Context, info, seen: set) -> bool:
+    """A module class of this file proven to hold no parameters or buffers (pooling / padding only):
+    its bases are torch.nn.Module or such classes, it registers nothing, and each `self.x = ...` it makes
+    is a parameter-free torch.nn module, such a class again, or a plain value it never calls nor passes
+    on (a size, a flag). Unregistered, such modules lose nothing on a move. Anything else: not proven."""
+    if id(info) in seen:
+        return False
+    seen = seen | {id(info)}
+    for b in info.bases:
+        base = ctx.index.classes.get(b)
+        if base is not None:
+            if not _stateless(ctx, base, seen):
+                return False
+        elif ctx.index.qualify(b) not in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+            return False
+    plain: set[str] = set()
+    for fn in info.methods.values():
+        for n in walk(fn):
+            if isinstance(n, ast.Call):
+                callee = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+                if callee in _STATE_MAKERS or ctx.qual(n.func).rsplit(".", 1)[-1] in T.NN_TENSOR_WRAPPERS:
+                    return False
+            if not isinstance(n, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                continue
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+            for t in targets:
+                for el in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    attr = _self_attr(el)
+                    if attr is None:
+                        if isinstance(el, ast.Subscript) and _self_attr(el.value):
+                            return False  # self.x[k] = ...: an entry of a container
+                        continue
+                    v = n.value
+                    if isinstance(v, ast.Call):
+                        q = ctx.qual(v.func)
+                        last = q.rsplit(".", 1)[-1]
+                        if q.startswith("torch.nn.") and last in T.PARAM_FREE_MODULES and last not in T.CONTAINER_MODULES \
+                                and not any(k.arg in T.LOSS_WEIGHT_KWARGS for k in v.keywords):
+                            continue
+                        sub = ctx.index.classes.get(FileIndex_dotted(v.func) or "")
+                        if sub is not None and sub.is_module and _stateless(ctx, sub, seen):
+                            continue
+                        return False
+                    if v is None or isinstance(t, ast.Tuple) or any(isinstance(x, (ast.Call, ast.Lambda)) for x in ast.walk(v)):
+                        return False
+                    params = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs)}
+                    if any(isinstance(x, ast.Name) and x.id not in params for x in ast.walk(v)):
+                        return False  # a local of this method: maybe a module made here
+                    plain.add(attr)
+    for fn in info.methods.values():  # a plain value that is called or handed on may be a module
+        for n in walk(fn):
+            if isinstance(n, ast.Call):
+                f = n.func.value if isinstance(n.func, ast.Attribute) else n.func
+                if any(_rooted_self_attr(x) in plain for x in [n.func, f, *n.args, *(k.value for k in n.keywords)]):
+                    return False
+            elif isinstance(n, ast.Return) and n.value is not None and _rooted_self_attr(n.value) in plain:
+                return False
+    return True
+
+
+def _rooted_self_attr(node: ast.AST) -> str | None:
+    """`x` for `self.x`, `self.x.weight`, `self.x.a.b`."""
+    while isinstance(node, ast.Attribute) and _self_attr(node) is None:
+        node = node.value
+    return _self_attr(node)
 
 
 def FileIndex_dotted(node):

@@ -302,6 +302,10 @@ class Library:
         if last in T.MIXING_OK or rest.startswith(("cuda.", "distributed.", "jit.", "backends.", "amp.", "autograd.", "testing.",
                                                    "onnx.", "fx.", "export.", "compiler.", "_dynamo", "utils.", "hub.", "profiler.")):
             return UNKNOWN
+        if last in T.PER_INPUT_FUNCTIONS and len(node.args) > 1 and not any(isinstance(a, ast.Starred) for a in node.args):
+            # one result per input, each left on its input's device
+            return Val("obj", obj=Obj("tuple", items=[Val("tensor", v.dev, v.origin) if v.kind == "tensor" else UNKNOWN
+                                                      for v in args]))
         # an op on tensors: they must share a device
         vals = []
         for v, a in zip(args, node.args):
@@ -376,6 +380,9 @@ class Library:
             a = args[0] if args else kwargs.get("data")
             if a is not None and a.kind == "tensor":
                 return Val("tensor", a.dev, a.origin, scalar=a.scalar)
+            if a is not None and a.kind == "unknown" and args:
+                # a parameter of unknown device (`nn.Parameter(child.bias.data...)`): its module's device is unknown too
+                return Val("tensor", TOP, None)
             return UNKNOWN
         obj = Obj("module", qual=qual, origin=org, created_line=node.lineno)
         obj.training = True

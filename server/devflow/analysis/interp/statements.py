@@ -392,6 +392,10 @@ class Statements:
                 else:
                     base.obj.exact = False  # type: ignore[attr-defined]
                     base.elem = val if base.elem is None else self.join(base.elem, val)
+                    # a computed key may be any of the known ones (`for k in d: d[k] = d[k].to(dev)`):
+                    # each entry is now its old value or this one
+                    for k, old in list(base.obj.keys.items()):
+                        base.obj.keys[k] = self.join(old, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
 

@@ -32,6 +32,10 @@ class Tensors:
             return Val("tensor", dev, t.origin if dev is t.dev else
                        Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", "unknown-moved"),
                        scalar=t.scalar)  # a 0-dim value stays 0-dim through `.cpu()` / `.to()`
+        if t.origin is not None and t.origin.kind == "unknown-moved" and name not in _TENSOR_METHODS:
+            # `Net(...).to(d).decode(z, idx)`: torch.Tensor has no such method, so the moved value is a module
+            # or another object whose method may return anything and take tensors from anywhere
+            return UNKNOWN
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:
@@ -78,6 +82,8 @@ class Tensors:
         if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
             return UNKNOWN
         tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+        if name in T.SHAPE_ARGUMENT_METHODS:
+            tensor_args = []  # only the argument's shape is read
         if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
             return UNKNOWN
         scalar = t.scalar
@@ -102,6 +108,10 @@ def _names_inner_dim(node) -> bool:
             return isinstance(v, ast.Constant) and type(v.value) is int and v.value >= 1
     return False
 
+
+# Every method a torch.Tensor has (from torch's stubs), and the calls it answers.
+_TENSOR_METHODS = T.SAME_DEVICE_METHODS | T.NON_TENSOR_METHODS | T.DEVICE_MOVING_METHODS | T.IN_PLACE_FILL | \
+    T.SHAPE_ARGUMENT_METHODS | {"__call__"}
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
 _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})

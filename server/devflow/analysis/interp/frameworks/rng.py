@@ -31,7 +31,8 @@ class Generators:
             return
         d = kwargs.get("device")
         if d is not None and not (d.kind == "const" and d.const is None):
-            target, ttext = self._as_device(d), self.text(next(k.value for k in node.keywords if k.arg == "device"))
+            written = next((k.value for k in node.keywords if k.arg == "device"), None)  # else from a `**kwargs` spread
+            target, ttext = self._as_device(d), self.text(written) if written is not None else None
         else:
             t = next(((v, a) for v, a in zip(args, node.args) if v.kind == "tensor"), None)
             if t is not None:
@@ -57,7 +58,8 @@ class Generators:
             return
         self.mix_origins.add(key)
         org = g.obj.origin
-        gtext = self.text(next(k.value for k in node.keywords if k.arg == "generator"))
+        written = next((k.value for k in node.keywords if k.arg == "generator"), None)
+        gtext = self.text(written) if written is not None else "generator"
         fix = None
         src = org.span if org is not None else None
         dev_text = ttext if ttext and self._available(ttext, self.frame, org.span.line if org else node.lineno) \
