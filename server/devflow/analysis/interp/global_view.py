@@ -24,6 +24,7 @@ import ast
 from bisect import bisect_right
 
 from devflow.analysis.values import Val
+from devflow.analysis.walk import walk
 
 ANY_TIME = 1 << 60  # a binding made outside module code (a function run on its own): any time
 
@@ -83,7 +84,8 @@ def seq_now(module_frame) -> int:
 
 def global_reads(fn, cache: dict) -> tuple[str, ...]:
     """Names `fn` reads and never binds itself (nested functions and lambdas included): the globals,
-    builtins and closure names it depends on beyond its arguments. Cached per function node."""
+    builtins and closure names it depends on beyond its arguments. Cached per function node (`cache`:
+    the run's, or the lasting facts of the project file that defines `fn`)."""
     key = ("global-reads", id(fn))
     hit = cache.get(key)
     if hit is not None:
@@ -92,8 +94,8 @@ def global_reads(fn, cache: dict) -> tuple[str, ...]:
     a = fn.args
     stores.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
     stores.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name):
+    for n in walk(fn):
+        if type(n) is ast.Name:
             (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
     out = tuple(sorted(loads - stores - {"self", "cls"}))
     cache[key] = out
