@@ -3,7 +3,11 @@
 
 Runs the real server process (`python -m devflow.lsp`) over stdio with debounceMs = 0 (editors
 debounce on their side, and the server's own 150 ms default would only add a constant), makes
-one-line edits near the middle of the file, and prints p50 / p95 / max per size.
+one-line edits near the middle of the file, and prints p50 / p95 / max per size, and the server's
+CPU time per edit (all its threads, from /proc/PID/task/*/schedstat): on a machine shared with other
+work wall-clock figures swing, CPU time much less, so compare versions with it (A/B) as well.
+`--slowest N` lists the N slowest edits (their index, latency, analysis and CPU time): which
+requests make p95 (a forced collection after every 25th result costs the edit after it ~100 ms).
 
 200 edits per size by default: the server's forced garbage collection comes every 25 results of
 non-stop typing and the few analyses after it run slower, so with 40 edits p95 (the third-largest
@@ -17,7 +21,7 @@ module that is open in the editor (`utils/config.py`, its `DEVICE` switched betw
 "cpu", unsaved: the time until train.py, its dependent, gets its new diagnostics), and the
 server's resident memory (RSS) after each phase.
 
-Usage: python bench/lsp_latency.py [--sizes 500,2000,10000] [--edits 200] [--json out.json]
+Usage: python bench/lsp_latency.py [--sizes 500,2000,10000] [--edits 200] [--json out.json] [--slowest N]
        python bench/lsp_latency.py --project [--edits 200] [--entry-lines 2000]
 """
 
@@ -96,6 +100,7 @@ class Bench:
         self.counts: dict[tuple[str, int], int] = {}
 
         self.any_waiters: dict[str, asyncio.Future] = {}  # uri -> the next publish, whatever its version
+        self.slowest = 0  # how many of the slowest edits run_size lists
 
         @self.client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
         def on_publish(params: types.PublishDiagnosticsParams):
@@ -136,6 +141,18 @@ class Bench:
         except (OSError, StopIteration, AttributeError):
             return float("nan")
 
+    def cpu_ms(self) -> float:
+        """CPU time the server process has used so far (all threads, ns-precise schedstat), in ms."""
+        try:
+            pid = self.client._server.pid
+            total = 0
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                    total += int(fh.read().split()[0])
+            return total / 1e6
+        except (OSError, ValueError, IndexError, AttributeError):
+            return float("nan")
+
     def expect_any(self, uri: str) -> asyncio.Future:
         fut = asyncio.get_running_loop().create_future()
         self.any_waiters[uri] = fut
@@ -157,7 +174,7 @@ class Bench:
             types.TextDocumentItem(uri=uri, language_id="python", version=1, text=source)))
         t_open, n_diags = await asyncio.wait_for(fut, 300)
         open_ms = (t_open - t0) * 1000
-        samples = []
+        samples, cpu = [], []
         # A top-level line near the middle (the edits must keep the file valid Python).
         lines_of = source.split("\n")
         mid = next(i for i in range(n_lines // 2, len(lines_of)) if lines_of[i].startswith("class "))
@@ -171,12 +188,16 @@ class Bench:
                 change = types.TextDocumentContentChangePartial(
                     range=types.Range(types.Position(mid, 0), types.Position(mid + 1, 0)), text="")
             fut = self.expect(uri, version)
+            c0 = self.cpu_ms()
             t0 = time.perf_counter()
             self.client.text_document_did_change(types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version), content_changes=[change]))
             t1, n = await asyncio.wait_for(fut, 300)
+            cpu.append(self.cpu_ms() - c0)
             assert n == n_diags, f"edit {k}: {n} diagnostics instead of {n_diags} (the edit broke the file?)"
             samples.append((t1 - t0) * 1000)
+        by_edit = [(round(samples[k], 1), self.analysis_ms.get((uri, k + 2)), round(cpu[k], 1)) for k in range(edits)]
+        slowest = sorted(range(edits), key=lambda k: -samples[k])[:self.slowest]
         analysis = sorted(self.analysis_ms.get((uri, k + 2), float("nan")) for k in range(edits))
         samples.sort()
         p = lambda q: samples[min(len(samples) - 1, int(round(q * (len(samples) - 1))))]  # noqa: E731
@@ -184,7 +205,9 @@ class Bench:
                 "p50_ms": round(p(0.50), 1), "p95_ms": round(p(0.95), 1), "max_ms": round(samples[-1], 1),
                 "mean_ms": round(statistics.mean(samples), 1),
                 "analysis_p50_ms": round(analysis[len(analysis) // 2], 1),
-                "analysis_p95_ms": round(analysis[min(len(analysis) - 1, int(round(0.95 * (len(analysis) - 1))))], 1)}
+                "analysis_p95_ms": round(analysis[min(len(analysis) - 1, int(round(0.95 * (len(analysis) - 1))))], 1),
+                "cpu_p50_ms": _pct(cpu, 0.5), "cpu_p95_ms": _pct(cpu, 0.95), "cpu_mean_ms": round(statistics.mean(cpu), 1),
+                "slowest": [(k, *by_edit[k]) for k in slowest]}
 
     async def run_project(self, root: str, files: dict[str, str], edits: int) -> dict:
         """First open of train.py, edits of train.py, edits of an imported module (see the module doc)."""
@@ -340,10 +363,12 @@ async def main() -> int:
     ap.add_argument("--json", default=None, help="also write the figures to this file")
     ap.add_argument("--project", action="store_true", help="the 20-file project mode (see the module doc)")
     ap.add_argument("--entry-lines", type=int, default=2000, help="project mode: lines of train.py")
+    ap.add_argument("--slowest", type=int, default=0, help="list the N slowest edits per size")
     args = ap.parse_args()
     if args.project:
         return await project_main(args)
     bench = Bench()
+    bench.slowest = args.slowest
     await bench.start()
     rows = []
     try:
@@ -354,12 +379,16 @@ async def main() -> int:
         await bench.stop()
     print(f"devflow LSP latency: didChange -> publishDiagnostics (debounce 0, {args.edits} edits per size)")
     print(f"{'lines':>7} {'diags':>6} {'open ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'max ms':>7}"
-          f" {'analysis p50/p95':>17} {'engine ms':>10}")
+          f" {'analysis p50/p95':>17} {'cpu p50/p95':>13} {'engine ms':>10}")
     for r in rows:
         print(f"{r['lines']:>7} {r['diagnostics']:>6} {r['open_ms']:>8} {r['p50_ms']:>7} {r['p95_ms']:>7} {r['max_ms']:>7}"
-              f" {str(r['analysis_p50_ms']) + ' / ' + str(r['analysis_p95_ms']):>17} {r['engine_p50_ms']:>10}")
-    print("analysis: the check itself inside the server (its debug log); engine ms: median of")
-    print("devflow.api.check_source on the same text in the bench process. The rest is the server + transport.")
+              f" {str(r['analysis_p50_ms']) + ' / ' + str(r['analysis_p95_ms']):>17}"
+              f" {str(r['cpu_p50_ms']) + ' / ' + str(r['cpu_p95_ms']):>13} {r['engine_p50_ms']:>10}")
+    print("analysis: the check itself inside the server (its debug log); cpu: the server's CPU time per edit")
+    print("(all threads); engine ms: median of devflow.api.check_source on the same text in the bench process.")
+    for r in rows if args.slowest else ():
+        print(f"{r['lines']} lines, slowest edits (edit: latency / analysis / cpu ms): "
+              + ", ".join(f"{k}: {ms} / {a} / {c}" for k, ms, a, c in r["slowest"]))
     target = next((r for r in rows if 1500 <= r["lines"] <= 2500), None)
     if target:
         verdict = "meets" if target["p95_ms"] <= 100 else "misses"

@@ -24,6 +24,9 @@ import ast
 from bisect import bisect_right
 
 from devflow.analysis.values import Val
+from devflow.analysis.walk import walk
+from devflow.analysis.interp import text_facts
+from devflow.analysis.interp.text_facts import text_key
 
 ANY_TIME = 1 << 60  # a binding made outside module code (a function run on its own): any time
 
@@ -81,20 +84,26 @@ def seq_now(module_frame) -> int:
     return stack[0].lineno if stack else ANY_TIME
 
 
-def global_reads(fn, cache: dict) -> tuple[str, ...]:
+def global_reads(fn, cache: dict, lines: list[str] | None = None, first: int = 1) -> tuple[str, ...]:
     """Names `fn` reads and never binds itself (nested functions and lambdas included): the globals,
-    builtins and closure names it depends on beyond its arguments. Cached per function node."""
+    builtins and closure names it depends on beyond its arguments. Cached per function node (`cache`:
+    the run's, or the lasting facts of the project file that defines `fn`) and by its text (`lines`:
+    those of its file, `first` the number of the first; text_facts) for the next run."""
     key = ("global-reads", id(fn))
     hit = cache.get(key)
     if hit is not None:
         return hit
-    loads, stores = set(), set()
-    a = fn.args
-    stores.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
-    stores.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
-    for n in ast.walk(fn):
-        if isinstance(n, ast.Name):
-            (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
-    out = tuple(sorted(loads - stores - {"self", "cls"}))
+    tkey = text_key("global-reads", fn, lines, first)
+    out = text_facts.get(tkey)
+    if out is None:
+        loads, stores = set(), set()
+        a = fn.args
+        stores.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs)
+        stores.update(x.arg for x in (a.vararg, a.kwarg) if x is not None)
+        for n in walk(fn):
+            if type(n) is ast.Name:
+                (loads if isinstance(n.ctx, ast.Load) else stores).add(n.id)
+        out = tuple(sorted(loads - stores - {"self", "cls"}))
+        text_facts.put(tkey, out)
     cache[key] = out
     return out

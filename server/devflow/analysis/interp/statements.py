@@ -208,7 +208,8 @@ class Statements:
 
     def s_For(self, st, frame):
         it = self.eval(st.iter, frame)
-        each = self.per_item(it, st.iter, frame) if not st.orelse and not _jumps(st.body) else None
+        jumps = self._loop_jumps(st)
+        each = self.per_item(it, st.iter, frame) if not st.orelse and not jumps else None
         if each is not None:
             # `for w, op in zip(weights, self._ops)` over unlike modules: the body runs once per element, in order
             for item in each:
@@ -219,12 +220,26 @@ class Statements:
         before = dict(frame.env)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
-        if not (self.known_nonempty(it) and not _jumps(st.body)):
+        if not (self.known_nonempty(it) and not jumps):
             frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
         return False
 
     s_AsyncFor = s_For
+
+    def _loop_jumps(self, st) -> bool:
+        """`_jumps(st.body)`, a fact of the file's text kept per loop (in a side table, never on the tree):
+        a loop runs many times per check, and its walk was ~8% of one. No walk when none of the
+        keywords is in the loop's lines."""
+        key = ("jumps", id(st))
+        lines, first, facts = self._own_lines(st)
+        cache = self.builds_modules_cache if facts is None else facts
+        hit = cache.get(key)
+        if hit is None:
+            text = lines[st.lineno - first:(st.end_lineno or st.lineno) - first + 1] if lines is not None else None
+            hit = (text is None or any(w in t for t in text for w in _JUMP_WORDS)) and _jumps(st.body)
+            cache[key] = hit
+        return hit
 
     def s_While(self, st, frame):
         self.eval(st.test, frame)
@@ -490,6 +505,9 @@ def _param_call_of(value):
             and (value.func.attr != "to" or (not value.args and all(k.arg == "dtype" for k in value.keywords))):
         value = value.func.value
     return value
+
+
+_JUMP_WORDS = ("break", "continue", "return", "yield")
 
 
 def _jumps(body) -> bool:
