@@ -223,3 +223,119 @@ def generation_callbacks(wheel: Path) -> dict:
             if abstract and params[:1] == ["input_ids"]:
                 out[cls.name] = {"params": params}
     return out
+
+
+def generation_cpu_state(wheel: Path) -> dict:
+    """transformers' own logits processors / stopping criteria that keep a tensor with dims, made in
+    `__init__` on their `device` argument (default "cpu": `torch.tensor([eos_token_id], device=device)`),
+    and combine it in `__call__` with the tensors they are called with without moving it there first:
+    class -> {param, position, default, attrs}. (A 0-dim one, `torch.tensor(epsilon)`, mixes with any
+    device and is not listed.)"""
+    out = {}
+    for _name, tree in _trees(wheel, "transformers/generation/"):
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            call = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__call__"), None)
+            if init is None or call is None:
+                continue
+            params = [a.arg for a in init.args.args][1:]
+            defaults = [None] * (len(init.args.args) - len(init.args.defaults)) + list(init.args.defaults)
+            default = dict(zip([a.arg for a in init.args.args], defaults)).get("device")
+            if "device" not in params or not (isinstance(default, ast.Constant) and default.value == "cpu"):
+                continue
+            assigns = [n for n in ast.walk(init) if isinstance(n, ast.Assign)]
+            # names that hold a list: a list display or list(...) assigned in __init__, or a list-annotated parameter
+            lists = {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name) and _is_list(n.value)}
+            lists |= {a.arg for a in init.args.args if a.annotation is not None and "list" in ast.unparse(a.annotation).lower()}
+
+            def on_device(e) -> bool:  # a tensor with dims built on `device`
+                for c in ast.walk(e):
+                    if isinstance(c, ast.Call) and any(k.arg == "device" and isinstance(k.value, ast.Name)
+                                                       and k.value.id == "device" for k in c.keywords) and c.args:
+                        a0 = c.args[0]
+                        return _is_list(a0) or isinstance(a0, ast.Name) and a0.id in lists or \
+                            isinstance(e, ast.Subscript) and "None" in ast.unparse(e.slice)
+                return False
+
+            local = {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name) and on_device(n.value)}
+            attrs = {t.attr for n in assigns for t in n.targets
+                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                     and (on_device(n.value) or isinstance(n.value, ast.Name) and n.value.id in local)}
+            moved = {n.value.attr for n in ast.walk(call) if isinstance(n, ast.Attribute) and n.attr == "to"
+                     and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == "self"}
+            # an index (`scores[:, self.eos_token_id] = 0`) may be on the cpu for a tensor on any device
+            as_index = {id(x) for n in ast.walk(call) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+            read = {n.attr for n in ast.walk(call) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                    and n.value.id == "self" and id(n) not in as_index}
+            kept = sorted((attrs & read) - moved)
+            if kept:
+                out[cls.name] = {"param": "device", "position": params.index("device"), "default": "cpu", "attrs": kept}
+    return {"classes": dict(sorted(out.items())), "lists": sorted(lists_of_callbacks(wheel))}
+
+
+def lists_of_callbacks(wheel: Path) -> set[str]:
+    """Classes of transformers/generation that subclass `list` and whose `__call__` calls each item."""
+    out = set()
+    for _name, tree in _trees(wheel, "transformers/generation/"):
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            call = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__call__"), None)
+            if call is None or not any(isinstance(b, ast.Name) and b.id == "list" for b in cls.bases):
+                continue
+            loops = [n for n in ast.walk(call) if isinstance(n, (ast.For, ast.comprehension)) and ast.unparse(n.iter) == "self"]
+            names = {n.target.id for n in loops if isinstance(n.target, ast.Name)}
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in names for c in ast.walk(call)):
+                out.add(cls.name)
+    return out
+
+
+def _is_list(e) -> bool:
+    return isinstance(e, (ast.List, ast.ListComp)) or isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "list"
+
+
+def dataset_loaders(wheel: Path, package: str) -> list[str]:
+    """Classes of a library that subclass torch.utils.data.DataLoader and, like it, collate the items
+    of a dataset given first (`DataLoader(dataset, ...)`): their batches are where the dataset's items
+    are. Loaders over one graph / tensor (`NeighborLoader(data, ...)`) are not listed: they slice what
+    they are given, on its device. Qualified by module and by the package re-exports."""
+    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
+    base_of = {}  # module.Class -> qualified bases
+    inits = {}
+    for mod, tree in trees.items():
+        imported = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{n.module}.{a.name}"
+            elif isinstance(n, ast.ImportFrom) and n.level:
+                pkg = mod.rsplit(".", n.level)[0] if not mod.endswith(".__init__") else mod[: -len(".__init__")].rsplit(".", n.level - 1)[0]
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{pkg}.{n.module}.{a.name}" if n.module else f"{pkg}.{a.name}"
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            bases = []
+            for b in cls.bases:
+                text = ast.unparse(b)
+                head, _, rest = text.partition(".")
+                bases.append(f"{imported[head]}.{rest}".rstrip(".") if head in imported else
+                             text if "." in text else f"{mod_name}.{text}")
+            base_of[f"{mod_name}.{cls.name}"] = bases
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            inits[f"{mod_name}.{cls.name}"] = [a.arg for a in init.args.args][1:2] if init is not None else None
+    loaders = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in loaders and any(b in loaders for b in bases):
+                loaders.add(q)
+                changed = True
+    found = {q for q in loaders if q in base_of and inits.get(q) == ["dataset"]}
+    for mod, tree in trees.items():  # `from .dataloader import DataLoader` in torch_geometric/loader/__init__.py
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
+                    for a in n.names:
+                        if f"{pkg}.{n.module}.{a.name}" in found:
+                            found.add(f"{pkg}.{a.asname or a.name}")
+    return sorted(found)

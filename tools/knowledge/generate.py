@@ -95,17 +95,20 @@ def framework_knowledge() -> dict:
 
     hf = pins.LIBRARIES["transformers"][0]
     versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf],
-                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS}
+                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS,
+                **{k: [v] for k, v in pins.DATASET_LOADERS.items()}}
     tl = pins.TENSOR_LIBRARIES
-    return {"_header": _header("framework facts (torch probed; lightning, transformers, tiktoken ast scan; "
+    return {"_header": _header("framework facts (torch probed; lightning, transformers, tiktoken, torch_geometric ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
+            "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))
-                                for lib, vs in pins.BATCH_ITERATORS.items() for v in vs}}
+                                for lib, vs in pins.BATCH_ITERATORS.items() for v in vs},
+            "dataset_loaders": {lib: frameworks.dataset_loaders(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()}}
 
 
 def _dump(data: dict) -> str:

@@ -10,6 +10,8 @@
 - `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph.
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
   outputs' devices.
+- `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
+  (default cpu) fail when called with tensors on another device.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 from devflow.analysis import framework_api as F
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
+from devflow.analysis.interp.frameworks.callbacks import LibraryCallbacks
 from devflow.analysis.interp.frameworks.distributions import Distributions
 from devflow.analysis.interp.frameworks.entries import Entries
 from devflow.analysis.interp.frameworks.rng import Generators
@@ -24,7 +27,7 @@ from devflow.analysis.interp.frameworks.rnn import PackedSequences
 from devflow.analysis.interp.frameworks.tracing import Tracing
 
 
-class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions):
+class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, LibraryCallbacks):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
