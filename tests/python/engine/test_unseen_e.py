@@ -107,3 +107,112 @@ def test_copies_zero_dim_values_and_unknown_indices_stay_silent():
         x[torch.tensor([0, 1], device="cuda")] = row.to("cuda")
         store(x, 2, row)
         """) == []
+
+
+# torch_geometric's DataLoader (and the other loaders of the table that collate a dataset given first)
+# is a torch DataLoader: its batches are on the cpu (e_pyg_clique_test_not_moved).
+
+def test_graph_loader_batch_not_moved_in_a_trainer_class(tmp_path):
+    (tmp_path / "models.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+        from torch_geometric.nn import GCNConv, global_mean_pool
+
+        class GraphNet(torch.nn.Module):
+            def __init__(self, n_in, n_out):
+                super().__init__()
+                self.conv = GCNConv(n_in, 32)
+                self.head = torch.nn.Linear(32, n_out)
+
+            def forward(self, batch):
+                h = F.relu(self.conv(batch.x, batch.edge_index))
+                return self.head(global_mean_pool(h, batch.batch))
+        """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        import torch_geometric.loader as tgl
+        from models import GraphNet
+
+        class Evaluator:
+            def __init__(self, dataset, device):
+                self.device = device
+                self.net = GraphNet(dataset.num_features, dataset.num_classes).to(device)
+                self.loader = tgl.DataLoader(dataset, batch_size=32)
+
+            def accuracy(self):
+                hits = 0
+                for graphs in self.loader:
+                    hits += int((self.net(graphs).argmax(-1) == graphs.y).sum())
+                return hits
+
+        def main(dataset):
+            Evaluator(dataset, torch.device("cuda")).accuracy()
+        """))
+    result = check_path(str(tmp_path / "train.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(15, "DEV202")]
+
+
+def test_graph_loader_batches_moved_or_over_one_graph_stay_silent():
+    assert _codes("""
+        import torch
+        from torch_geometric.loader import DataLoader, NeighborLoader
+
+        def run(dataset, data, model):
+            device = torch.device("cuda")
+            model = model.to(device)
+            for batch in DataLoader(dataset, batch_size=8):
+                model(batch.to(device))
+            data = data.to(device)
+            for sub in NeighborLoader(data, num_neighbors=[10], batch_size=64):
+                model(sub)  # slices of the graph it was given, on its device
+        """) == []
+
+
+# transformers' own callbacks that keep a tensor on their `device=` (default "cpu"), called on another
+# device (e_openclip_coca_min_length_processor).
+
+def test_library_logits_processor_in_a_list_called_in_a_helper():
+    assert _codes("""
+        import torch
+        from transformers import LogitsProcessorList, MinLengthLogitsProcessor, TopKLogitsWarper
+
+        def build(min_len, eos):
+            return LogitsProcessorList([MinLengthLogitsProcessor(min_len, eos), TopKLogitsWarper(5)])
+
+        def step(procs, ids, logits):
+            return procs(ids, logits)
+
+        ids = torch.zeros(1, 3, dtype=torch.long, device="cuda")
+        logits = torch.randn(1, 100, device="cuda")
+        step(build(5, 2), ids, logits)
+        """) == [(6, "DEV201")]  # where it is built: its fix is `device=`
+
+
+def test_library_logits_processor_passed_to_generate():
+    assert _codes("""
+        import torch
+        from transformers import AutoModelForCausalLM, LogitsProcessorList
+        from transformers.generation import MinNewTokensLengthLogitsProcessor
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2").to("cuda")
+        ids = torch.tensor([[1, 2, 3]], device="cuda")
+        procs = LogitsProcessorList([MinNewTokensLengthLogitsProcessor(3, 10, eos_token_id=50256)])
+        out = model.generate(ids, logits_processor=procs, max_new_tokens=20)
+        """) == [(8, "DEV201")]
+
+
+def test_library_logits_processors_on_the_right_device_stay_silent():
+    assert _codes("""
+        import torch
+        from transformers import (AutoModelForCausalLM, LogitsProcessorList, MinLengthLogitsProcessor,
+                                  SuppressTokensLogitsProcessor)
+
+        model = AutoModelForCausalLM.from_pretrained("gpt2")
+        ids = torch.tensor([[1, 2, 3]])
+        model.generate(ids, logits_processor=LogitsProcessorList([MinLengthLogitsProcessor(5, 2)]))
+        logits = torch.randn(1, 100, device="cuda")
+        cuda_ids = ids.to("cuda")
+        MinLengthLogitsProcessor(5, 2, device=logits.device)(cuda_ids, logits)
+        MinLengthLogitsProcessor(5, 2, device="cuda")(cuda_ids, logits)
+        SuppressTokensLogitsProcessor([1, 2])(cuda_ids, logits)  # moves its tokens to the scores' device
+        """) == []
