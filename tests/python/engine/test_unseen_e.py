@@ -216,3 +216,36 @@ def test_library_logits_processors_on_the_right_device_stay_silent():
         MinLengthLogitsProcessor(5, 2, device="cuda")(cuda_ids, logits)
         SuppressTokensLogitsProcessor([1, 2])(cuda_ids, logits)  # moves its tokens to the scores' device
         """) == []
+
+
+# `t[i:j] += v` is an in-place op on a view of `t`: on t's device (the code2seq confusion-matrix reduction:
+# a cpu accumulator, device counts from the steps).
+
+def test_augmented_store_into_a_slice_of_a_cpu_accumulator():
+    assert _codes("""
+        import torch
+
+        def reduce(parts, n):
+            total = torch.zeros(n, n)
+            for part in parts:
+                k = part.shape[0]
+                total[:k, :k] += part
+            return total.trace() / total.sum()
+
+        counts = [torch.ones(3, 3, device="cuda")]
+        reduce(counts, 5)
+        """) == [(5, "DEV201")]
+
+
+def test_augmented_stores_that_stay_silent():
+    assert _codes("""
+        import torch
+
+        totals = {"loss": 0.0}
+        x = torch.zeros(4, device="cuda")
+        loss = torch.ones(1, device="cuda").sum()
+        totals["loss"] += loss.item()   # a container's item
+        x[:2] += torch.tensor(1.0)      # a 0-dim cpu value
+        hist = torch.zeros(4)
+        hist[0] += loss.item()          # a number
+        """) == []

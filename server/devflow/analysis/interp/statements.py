@@ -114,17 +114,23 @@ class Statements:
         return False
 
     def s_AugAssign(self, st, frame):
-        left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else UNKNOWN
+        left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else self._augmented_item(st.target, frame)
         right = self.eval(st.value, frame)
         if isinstance(st.op, ast.Add) and left.kind == right.kind == "obj" and left.obj is not None and \
                 right.obj is not None and left.obj.kind == "list" and right.obj.kind in ("list", "tuple") and \
                 left.elem is None and right.elem is None:
             left.obj.items.extend(right.obj.items)  # `lst += [...]` extends the list in place
             return False
-        val = self.binop(st, left, right, frame)
+        val = self.binop(st, left, right, frame, self.text(st.target), self.text(st.value))
         if isinstance(st.target, ast.Name):
             self.assign(st.target, val, frame, st)
         return False
+
+    def _augmented_item(self, target: ast.Subscript, frame) -> Val:
+        """`t[i:j] += v` is an in-place op on a view of the tensor `t` (on `t`'s device); items of
+        containers (`totals[k] += ...`) are left unknown."""
+        base = self.eval(target.value, frame)
+        return self.eval(target, frame) if base.kind == "tensor" and not base.batch else UNKNOWN
 
     def s_If(self, st, frame):
         cond = self.truth(st.test, frame)
