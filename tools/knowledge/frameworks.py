@@ -339,3 +339,65 @@ def dataset_loaders(wheel: Path, package: str) -> list[str]:
                         if f"{pkg}.{n.module}.{a.name}" in found:
                             found.add(f"{pkg}.{a.asname or a.name}")
     return sorted(found)
+
+
+_HOST_FACTORIES = {"from_numpy", "as_tensor", "tensor"}
+_CALL_METHODS = {"__call__", "forward", "transform", "_transform"}
+
+
+def image_transforms(wheel: Path) -> dict:
+    """torchvision's image transforms, from its wheel: `to_tensor` the transform classes that return a
+    tensor made from the host image they are given (a PIL image or a numpy array), through a functional
+    that builds it with torch.from_numpy / as_tensor (so on the cpu); `composers` those that call each
+    transform they hold in turn (`for t in self.transforms: img = t(img)`). Class names, under
+    torchvision.transforms."""
+    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, "torchvision/transforms/")}
+    functionals = set()  # (module, function)
+    for mod, tree in trees.items():
+        for f in tree.body:
+            if not isinstance(f, ast.FunctionDef) or f.name.startswith("_") or not f.args.args:
+                continue
+            image = f.args.args[0].arg  # the image it is given: a tensor is made of it, with no device=
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _HOST_FACTORIES
+                   and ast.unparse(c.func.value) == "torch" and c.args and not any(k.arg == "device" for k in c.keywords)
+                   and any(isinstance(n, ast.Name) and n.id == image for n in ast.walk(c.args[0])) for c in ast.walk(f)):
+                functionals.add((mod.removesuffix(".__init__"), f.name))
+    # a functional package re-exports its modules' functions (v2.functional/__init__ star-imports them)
+    exported = {(m.rsplit(".", 1)[0], n) for m, n in functionals}
+    functionals |= exported
+    to_tensor, composers = set(), set()
+    for mod, tree in trees.items():
+        pkg = mod.rsplit(".", 1)[0]
+        aliases = {}  # `from . import functional as F`, `from .functional import to_tensor`
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                base = (pkg.rsplit(".", n.level - 1)[0] if n.level > 1 else pkg) if n.level else ""
+                src = ".".join(p for p in (base, n.module or "") if p)
+                for a in n.names:
+                    aliases[a.asname or a.name] = (src, a.name)
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for f in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name in _CALL_METHODS):
+                for r in (n for n in ast.walk(f) if isinstance(n, ast.Return) and n.value is not None):
+                    for e in ast.walk(r.value):
+                        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in aliases:
+                            src, name = aliases[e.value.id]
+                            if (f"{src}.{name}", e.attr) in functionals:
+                                to_tensor.add(cls.name)
+                        elif isinstance(e, ast.Name) and e.id in aliases and aliases[e.id] in functionals:
+                            to_tensor.add(cls.name)
+                loops = [n for n in ast.walk(f) if isinstance(n, ast.For) and ast.unparse(n.iter) == "self.transforms"
+                         and isinstance(n.target, ast.Name)]
+                if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == loop.target.id
+                       for loop in loops for c in ast.walk(loop)):
+                    composers.add(cls.name)
+    return {"to_tensor": sorted(to_tensor), "composers": sorted(composers)}
+
+
+def host_package(wheel: Path, package: str) -> bool:
+    """A package none of whose modules imports torch: what it returns is host data (never a tensor)."""
+    for _name, tree in _trees(wheel, f"{package}/"):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import) and any(a.name.split(".")[0] == "torch" for a in n.names) or \
+                    isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch":
+                return False
+    return True

@@ -249,3 +249,55 @@ def test_augmented_stores_that_stay_silent():
         hist = torch.zeros(4)
         hist[0] += loss.item()          # a number
         """) == []
+
+
+# torchvision transforms make tensors on the cpu from host images (PIL); what PIL returns is host data
+# (the CLIP / classifier inference kind: `preprocess(Image.open(p)).unsqueeze(0)` fed to a GPU model).
+
+def test_preprocessed_image_not_moved_in_a_predictor_class(tmp_path):
+    (tmp_path / "preprocessing.py").write_text(textwrap.dedent("""
+        from torchvision.transforms import v2
+
+        def build_transform(size):
+            return v2.Compose([v2.Resize(size), v2.ToImage(), v2.ToDtype(float, scale=True)])
+        """))
+    (tmp_path / "predict.py").write_text(textwrap.dedent("""
+        import torch
+        from PIL import Image
+        from torchvision.models import resnet50
+        from preprocessing import build_transform
+
+        class Predictor:
+            def __init__(self, device="cuda"):
+                self.device = device
+                self.net = resnet50(weights=None).to(device).eval()
+                self.tf = build_transform(224)
+
+            def __call__(self, path):
+                batch = self.tf(Image.open(path).convert("RGB"))[None]
+                with torch.no_grad():
+                    return self.net(batch).softmax(-1)
+
+        Predictor()("dog.jpg")
+        """))
+    result = check_path(str(tmp_path / "predict.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(14, "DEV202")]
+
+
+def test_transforms_of_tensors_or_on_cpu_models_stay_silent():
+    assert _codes("""
+        import torch
+        import torchvision.transforms as T
+        from PIL import Image
+
+        tf = T.Compose([T.Resize(256), T.CenterCrop(224), T.ToTensor()])
+        resize = T.Compose([T.Resize(256)])
+        cpu_model = torch.nn.Conv2d(3, 8, 3)
+        gpu_model = torch.nn.Conv2d(3, 8, 3).cuda()
+
+        def run(frames):
+            img = Image.open("a.png")
+            cpu_model(tf(img).unsqueeze(0))             # both on the cpu
+            gpu_model(tf(img).unsqueeze(0).cuda())      # moved
+            gpu_model(resize(frames))                   # a tensor of unknown device keeps it
+        """) == []

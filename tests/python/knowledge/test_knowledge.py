@@ -124,3 +124,11 @@ def test_generation_cpu_state_and_dataset_loaders():
     # torch_geometric: the loaders that collate a dataset like torch's DataLoader, not those over one graph
     assert {"torch_geometric.loader.DataLoader", "torch_geometric.loader.dataloader.DataLoader"} <= FW.DATASET_LOADERS
     assert "torch_geometric.loader.NeighborLoader" not in FW.DATASET_LOADERS
+
+
+def test_image_transforms_and_host_packages():
+    from devflow.analysis import framework_api as FW
+
+    assert {"ToTensor", "PILToTensor", "ToImage"} <= FW.TO_TENSOR_TRANSFORMS and "Normalize" not in FW.TO_TENSOR_TRANSFORMS
+    assert "Compose" in FW.TRANSFORM_COMPOSERS
+    assert "PIL" in FW.HOST_PACKAGES

@@ -10,6 +10,7 @@
 - `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph.
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
   outputs' devices.
+- `transforms`: torchvision's image transforms make tensors on the cpu from host images (PIL).
 - `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
   (default cpu) fail when called with tensors on another device.
 """
@@ -25,9 +26,11 @@ from devflow.analysis.interp.frameworks.entries import Entries
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
 from devflow.analysis.interp.frameworks.tracing import Tracing
+from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
-class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, LibraryCallbacks):
+class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, LibraryCallbacks,
+                 ImageTransforms):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
