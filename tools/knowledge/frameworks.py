@@ -263,3 +263,181 @@ def generation_callbacks(wheel: Path) -> dict:
             if abstract and params[:1] == ["input_ids"]:
                 out[cls.name] = {"params": params}
     return out
+
+
+def generation_cpu_state(wheel: Path) -> dict:
+    """transformers' own logits processors / stopping criteria that keep a tensor with dims, made in
+    `__init__` on their `device` argument (default "cpu": `torch.tensor([eos_token_id], device=device)`),
+    and combine it in `__call__` with the tensors they are called with without moving it there first:
+    class -> {param, position, default, attrs}. (A 0-dim one, `torch.tensor(epsilon)`, mixes with any
+    device and is not listed.)"""
+    out = {}
+    for _name, tree in _trees(wheel, "transformers/generation/"):
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            call = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__call__"), None)
+            if init is None or call is None:
+                continue
+            params = [a.arg for a in init.args.args][1:]
+            defaults = [None] * (len(init.args.args) - len(init.args.defaults)) + list(init.args.defaults)
+            default = dict(zip([a.arg for a in init.args.args], defaults)).get("device")
+            if "device" not in params or not (isinstance(default, ast.Constant) and default.value == "cpu"):
+                continue
+            assigns = [n for n in ast.walk(init) if isinstance(n, ast.Assign)]
+            # names that hold a list: a list display or list(...) assigned in __init__, or a list-annotated parameter
+            lists = {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name) and _is_list(n.value)}
+            lists |= {a.arg for a in init.args.args if a.annotation is not None and "list" in ast.unparse(a.annotation).lower()}
+
+            def on_device(e) -> bool:  # a tensor with dims built on `device`
+                for c in ast.walk(e):
+                    if isinstance(c, ast.Call) and any(k.arg == "device" and isinstance(k.value, ast.Name)
+                                                       and k.value.id == "device" for k in c.keywords) and c.args:
+                        a0 = c.args[0]
+                        return _is_list(a0) or isinstance(a0, ast.Name) and a0.id in lists or \
+                            isinstance(e, ast.Subscript) and "None" in ast.unparse(e.slice)
+                return False
+
+            local = {t.id for n in assigns for t in n.targets if isinstance(t, ast.Name) and on_device(n.value)}
+            attrs = {t.attr for n in assigns for t in n.targets
+                     if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                     and (on_device(n.value) or isinstance(n.value, ast.Name) and n.value.id in local)}
+            moved = {n.value.attr for n in ast.walk(call) if isinstance(n, ast.Attribute) and n.attr == "to"
+                     and isinstance(n.value, ast.Attribute) and isinstance(n.value.value, ast.Name) and n.value.value.id == "self"}
+            # an index (`scores[:, self.eos_token_id] = 0`) may be on the cpu for a tensor on any device
+            as_index = {id(x) for n in ast.walk(call) if isinstance(n, ast.Subscript) for x in ast.walk(n.slice)}
+            read = {n.attr for n in ast.walk(call) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                    and n.value.id == "self" and id(n) not in as_index}
+            kept = sorted((attrs & read) - moved)
+            if kept:
+                out[cls.name] = {"param": "device", "position": params.index("device"), "default": "cpu", "attrs": kept}
+    return {"classes": dict(sorted(out.items())), "lists": sorted(lists_of_callbacks(wheel))}
+
+
+def lists_of_callbacks(wheel: Path) -> set[str]:
+    """Classes of transformers/generation that subclass `list` and whose `__call__` calls each item."""
+    out = set()
+    for _name, tree in _trees(wheel, "transformers/generation/"):
+        for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            call = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__call__"), None)
+            if call is None or not any(isinstance(b, ast.Name) and b.id == "list" for b in cls.bases):
+                continue
+            loops = [n for n in ast.walk(call) if isinstance(n, (ast.For, ast.comprehension)) and ast.unparse(n.iter) == "self"]
+            names = {n.target.id for n in loops if isinstance(n.target, ast.Name)}
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in names for c in ast.walk(call)):
+                out.add(cls.name)
+    return out
+
+
+def _is_list(e) -> bool:
+    return isinstance(e, (ast.List, ast.ListComp)) or isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "list"
+
+
+def dataset_loaders(wheel: Path, package: str) -> list[str]:
+    """Classes of a library that subclass torch.utils.data.DataLoader and, like it, collate the items
+    of a dataset given first (`DataLoader(dataset, ...)`): their batches are where the dataset's items
+    are. Loaders over one graph / tensor (`NeighborLoader(data, ...)`) are not listed: they slice what
+    they are given, on its device. Qualified by module and by the package re-exports."""
+    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
+    base_of = {}  # module.Class -> qualified bases
+    inits = {}
+    for mod, tree in trees.items():
+        imported = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{n.module}.{a.name}"
+            elif isinstance(n, ast.ImportFrom) and n.level:
+                pkg = mod.rsplit(".", n.level)[0] if not mod.endswith(".__init__") else mod[: -len(".__init__")].rsplit(".", n.level - 1)[0]
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{pkg}.{n.module}.{a.name}" if n.module else f"{pkg}.{a.name}"
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            bases = []
+            for b in cls.bases:
+                text = ast.unparse(b)
+                head, _, rest = text.partition(".")
+                bases.append(f"{imported[head]}.{rest}".rstrip(".") if head in imported else
+                             text if "." in text else f"{mod_name}.{text}")
+            base_of[f"{mod_name}.{cls.name}"] = bases
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            inits[f"{mod_name}.{cls.name}"] = [a.arg for a in init.args.args][1:2] if init is not None else None
+    loaders = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in loaders and any(b in loaders for b in bases):
+                loaders.add(q)
+                changed = True
+    found = {q for q in loaders if q in base_of and inits.get(q) == ["dataset"]}
+    for mod, tree in trees.items():  # `from .dataloader import DataLoader` in torch_geometric/loader/__init__.py
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
+                    for a in n.names:
+                        if f"{pkg}.{n.module}.{a.name}" in found:
+                            found.add(f"{pkg}.{a.asname or a.name}")
+    return sorted(found)
+
+
+_HOST_FACTORIES = {"from_numpy", "as_tensor", "tensor"}
+_CALL_METHODS = {"__call__", "forward", "transform", "_transform"}
+
+
+def image_transforms(wheel: Path) -> dict:
+    """torchvision's image transforms, from its wheel: `to_tensor` the transform classes that return a
+    tensor made from the host image they are given (a PIL image or a numpy array), through a functional
+    that builds it with torch.from_numpy / as_tensor (so on the cpu); `composers` those that call each
+    transform they hold in turn (`for t in self.transforms: img = t(img)`). Class names, under
+    torchvision.transforms."""
+    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, "torchvision/transforms/")}
+    functionals = set()  # (module, function)
+    for mod, tree in trees.items():
+        for f in tree.body:
+            if not isinstance(f, ast.FunctionDef) or f.name.startswith("_") or not f.args.args:
+                continue
+            image = f.args.args[0].arg  # the image it is given: a tensor is made of it, with no device=
+            if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr in _HOST_FACTORIES
+                   and ast.unparse(c.func.value) == "torch" and c.args and not any(k.arg == "device" for k in c.keywords)
+                   and any(isinstance(n, ast.Name) and n.id == image for n in ast.walk(c.args[0])) for c in ast.walk(f)):
+                functionals.add((mod.removesuffix(".__init__"), f.name))
+    # a functional package re-exports its modules' functions (v2.functional/__init__ star-imports them)
+    exported = {(m.rsplit(".", 1)[0], n) for m, n in functionals}
+    functionals |= exported
+    to_tensor, composers = set(), set()
+    for mod, tree in trees.items():
+        pkg = mod.rsplit(".", 1)[0]
+        aliases = {}  # `from . import functional as F`, `from .functional import to_tensor`
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                base = (pkg.rsplit(".", n.level - 1)[0] if n.level > 1 else pkg) if n.level else ""
+                src = ".".join(p for p in (base, n.module or "") if p)
+                for a in n.names:
+                    aliases[a.asname or a.name] = (src, a.name)
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            for f in (f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name in _CALL_METHODS):
+                for r in (n for n in ast.walk(f) if isinstance(n, ast.Return) and n.value is not None):
+                    for e in ast.walk(r.value):
+                        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in aliases:
+                            src, name = aliases[e.value.id]
+                            if (f"{src}.{name}", e.attr) in functionals:
+                                to_tensor.add(cls.name)
+                        elif isinstance(e, ast.Name) and e.id in aliases and aliases[e.id] in functionals:
+                            to_tensor.add(cls.name)
+                loops = [n for n in ast.walk(f) if isinstance(n, ast.For) and ast.unparse(n.iter) == "self.transforms"
+                         and isinstance(n.target, ast.Name)]
+                if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id == loop.target.id
+                       for loop in loops for c in ast.walk(loop)):
+                    composers.add(cls.name)
+    return {"to_tensor": sorted(to_tensor), "composers": sorted(composers)}
+
+
+def host_package(wheel: Path, package: str) -> bool:
+    """A package none of whose modules imports torch: what it returns is host data (never a tensor)."""
+    for _name, tree in _trees(wheel, f"{package}/"):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import) and any(a.name.split(".")[0] == "torch" for a in n.names) or \
+                    isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch":
+                return False
+    return True

@@ -97,18 +97,25 @@ def framework_knowledge() -> dict:
     acc = pins.LIBRARIES["accelerate"][0]
     versions = {"torch": torch.__version__, **{k: [v] for k, v in pins.FRAMEWORKS.items()}, "transformers": [hf],
                 "accelerate": [acc],
-                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS}
+                **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS,
+                **{k: [v] for k, v in pins.DATASET_LOADERS.items()},
+                **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()}}
     tl = pins.TENSOR_LIBRARIES
-    return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken ast scan; "
+    return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
+                               "torchvision, pillow ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
             "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
+            "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))
-                                for lib, vs in pins.BATCH_ITERATORS.items() for v in vs}}
+                                for lib, vs in pins.BATCH_ITERATORS.items() for v in vs},
+            "dataset_loaders": {lib: frameworks.dataset_loaders(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
+            "image_transforms": {"torchvision": frameworks.image_transforms(_wheel("torchvision", pins.LIBRARIES["torchvision"][0]))},
+            "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m))}
 
 
 def _dump(data: dict) -> str:

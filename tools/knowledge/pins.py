@@ -25,3 +25,8 @@ TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}
 # this Python; its wheel for another is read (the data API is pure Python, scanned, never imported).
 BATCH_ITERATORS = {"torchtext": ["0.11.2", "0.6.0"]}
 WHEEL_FOR = {("torchtext", "0.11.2"): ["--only-binary=:all:", "--python-version", "3.9", "--platform", "manylinux1_x86_64"]}
+# Libraries whose DataLoader subclasses collate a dataset like torch's (frameworks.json, ast scan).
+DATASET_LOADERS = {"torch_geometric": "2.8.0.post1"}
+# Packages read only to learn that none of their modules imports torch (what they return is host data):
+# distribution -> (import name, version).
+HOST_PACKAGES = {"pillow": ("PIL", "11.3.0")}

@@ -43,6 +43,19 @@ LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of
 # transformers generate(): callback base class -> the parameters generate() calls `__call__` with
 # (the running input_ids and scores, on the model's device).
 GENERATION_CALLBACKS = _F["generation_callbacks"]
+# transformers' own callbacks that keep a tensor on their `device` argument (default cpu) and meet the
+# tensors they are called with: class -> {param, position, default, attrs}; the list classes that call
+# each callback they hold (LogitsProcessorList ...).
+GENERATION_CPU_STATE = _F.get("generation_cpu_state", {}).get("classes", {})
+GENERATION_CALLBACK_LISTS = frozenset(_F.get("generation_cpu_state", {}).get("lists", []))
+# Library DataLoader subclasses that collate a dataset like torch's (torch_geometric.loader.DataLoader ...).
+DATASET_LOADERS = frozenset(q for qs in _F.get("dataset_loaders", {}).values() for q in qs)
+# torchvision.transforms classes that return a tensor made (on the cpu) from the host image they are
+# given, and those that apply each transform they hold in turn (Compose).
+TO_TENSOR_TRANSFORMS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("to_tensor", []))
+TRANSFORM_COMPOSERS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("composers", []))
+# Packages none of whose modules imports torch (PIL): what they return is host data.
+HOST_PACKAGES = frozenset(_F.get("host_packages", []))
 
 # Shape libraries (einops): qualified function -> what it returns (Tensor / tuple / list), every tensor
 # of it on its tensor arguments' device (probed on meta from the pinned wheel).

@@ -106,3 +106,29 @@ def test_tensor_library_facts_and_pins():
         assert FW.DEVICE_ITERATORS[q]["param"] == "device" and FW.DEVICE_ITERATORS[q]["splits"] == "splits", q
     assert "torchtext.legacy.data.BPTTIterator" not in FW.DEVICE_ITERATORS  # its batches are built otherwise: unknown
     assert {"batch_size", "dataset", "fields"} <= FW.ITERATOR_BATCH_NOT_FIELDS
+
+
+def test_generation_cpu_state_and_dataset_loaders():
+    from devflow.analysis import framework_api as FW
+
+    pins = _pins()
+    assert FW.VERSIONS["torch_geometric"] == [pins.DATASET_LOADERS["torch_geometric"]]
+    # transformers keeps MinLengthLogitsProcessor's eos ids on its device= (default "cpu") and meets scores with
+    # them; SuppressTokens moves its tokens to the scores' device first; ForcedEOS only indexes with them
+    assert FW.GENERATION_CPU_STATE["MinLengthLogitsProcessor"] == {"param": "device", "position": 2, "default": "cpu",
+                                                                   "attrs": ["eos_token_id"]}
+    assert "SuppressTokensLogitsProcessor" not in FW.GENERATION_CPU_STATE
+    assert "ForcedEOSTokenLogitsProcessor" not in FW.GENERATION_CPU_STATE
+    assert "EtaLogitsWarper" not in FW.GENERATION_CPU_STATE  # a 0-dim epsilon mixes with any device
+    assert FW.GENERATION_CALLBACK_LISTS == {"LogitsProcessorList", "StoppingCriteriaList"}
+    # torch_geometric: the loaders that collate a dataset like torch's DataLoader, not those over one graph
+    assert {"torch_geometric.loader.DataLoader", "torch_geometric.loader.dataloader.DataLoader"} <= FW.DATASET_LOADERS
+    assert "torch_geometric.loader.NeighborLoader" not in FW.DATASET_LOADERS
+
+
+def test_image_transforms_and_host_packages():
+    from devflow.analysis import framework_api as FW
+
+    assert {"ToTensor", "PILToTensor", "ToImage"} <= FW.TO_TENSOR_TRANSFORMS and "Normalize" not in FW.TO_TENSOR_TRANSFORMS
+    assert "Compose" in FW.TRANSFORM_COMPOSERS
+    assert "PIL" in FW.HOST_PACKAGES

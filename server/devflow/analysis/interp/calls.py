@@ -184,6 +184,12 @@ class Calls:
             return UNKNOWN
         if kind == "obj" and fval.obj is not None and fval.obj.kind == "tokenizer":
             return self.obj_method(node, fval, "__call__", args, kwargs, frame)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind == "transform":
+            return self.apply_transform(node, fval, args)
+        if kind == "obj" and fval.obj is not None and fval.obj.kind in ("callback", "list"):
+            r = self.call_callbacks(node, fval, args, frame)  # a library callback, or a list of them
+            if r is not None:
+                return r
         if kind == "obj" and fval.obj is not None and fval.obj.cls is not None:
             found = fval.obj.cls.method("__call__")
             if found:

@@ -30,6 +30,8 @@ class Library:
             return self.call_torch(node, q, args, kwargs, frame)
         if q.startswith("numpy.") and not any(a.kind == "tensor" for a in args):
             return host_data()  # numpy computes on the host: what it returns never lives on a device
+        if q.split(".", 1)[0] in FW.HOST_PACKAGES and not any(a.kind == "tensor" for a in args):
+            return host_data()  # a package that never imports torch (PIL): its images live on the host
         if FW.SAME_DEVICE_FUNCTIONS.get(q) == "Tensor":
             return _same_device_result(q, args, kwargs)
         if q in FW.TOKENIZER_CONSTRUCTORS:
@@ -40,6 +42,14 @@ class Library:
         if q in FW.DEVICE_ITERATORS or (owner in FW.DEVICE_ITERATORS and meth == FW.DEVICE_ITERATORS[owner]["splits"]):
             return self.device_iterator(node, q, args, kwargs)
         last = q.rsplit(".", 1)[-1]
+        if q.startswith("torchvision.transforms.") and last[:1].isupper():
+            return self.new_transform(node, last, args)
+        if q in FW.DATASET_LOADERS:
+            return self.dataloader(node, args, kwargs, frame)
+        if q.startswith("transformers.") and last in FW.GENERATION_CPU_STATE:
+            return self.library_callback(node, last, args, kwargs)
+        if q.startswith("transformers.") and last in FW.GENERATION_CALLBACK_LISTS:
+            return args[0] if args and args[0].kind == "obj" else UNKNOWN  # a list that calls each callback it holds
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))

@@ -437,6 +437,8 @@ class Modules:
                 found = obj.cls.method(name)
                 self._interproc.add(id(node))
                 return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
+            if name == "generate":
+                self.generate_callbacks(node, mod, kwargs, frame)
             return self.call_module(node, mod, args, kwargs, frame, method=name)
         if name in HEAD_RESETTERS and obj.cls is None and obj.moved is not None and \
                 definitely_differ(self.default_dev, obj.dev) and not getattr(obj, "standalone", False):

@@ -114,17 +114,23 @@ class Statements:
         return False
 
     def s_AugAssign(self, st, frame):
-        left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else UNKNOWN
+        left = self.eval(st.target, frame) if not isinstance(st.target, ast.Subscript) else self._augmented_item(st.target, frame)
         right = self.eval(st.value, frame)
         if isinstance(st.op, ast.Add) and left.kind == right.kind == "obj" and left.obj is not None and \
                 right.obj is not None and left.obj.kind == "list" and right.obj.kind in ("list", "tuple") and \
                 left.elem is None and right.elem is None:
             left.obj.items.extend(right.obj.items)  # `lst += [...]` extends the list in place
             return False
-        val = self.binop(st, left, right, frame)
+        val = self.binop(st, left, right, frame, self.text(st.target), self.text(st.value))
         if isinstance(st.target, ast.Name):
             self.assign(st.target, val, frame, st)
         return False
+
+    def _augmented_item(self, target: ast.Subscript, frame) -> Val:
+        """`t[i:j] += v` is an in-place op on a view of the tensor `t` (on `t`'s device); items of
+        containers (`totals[k] += ...`) are left unknown."""
+        base = self.eval(target.value, frame)
+        return self.eval(target, frame) if base.kind == "tensor" and not base.batch else UNKNOWN
 
     def s_If(self, st, frame):
         cond = self.truth(st.test, frame)
@@ -400,6 +406,8 @@ class Statements:
                 parent.items.append(val)
             elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
                 self._store_into_batch(target.value.id, base, val, frame)
+            elif base.kind == "tensor" and not base.batch:
+                self._store_into_tensor(target, base, val, frame, st)
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
@@ -426,6 +434,22 @@ class Statements:
             return  # a non-tensor entry moves nothing
         if dev != batch.dev:
             frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
+
+    def _store_into_tensor(self, target: ast.Subscript, base: Val, val: Val, frame: Frame, st) -> None:
+        """`t[idx] = v` with a tensor (or list) index is `t.index_put_(idx, v)`: as when reading, a cpu `t`
+        takes no index on a device, and the values must be on `t`'s device (a 0-dim cpu tensor or a number
+        excepted). With ints and slices only it is `t[idx].copy_(v)`, which crosses devices."""
+        idx = self.eval(target.slice, frame)
+        idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
+        for iv in idx_vals:
+            if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu and definitely_differ(base.dev, iv.dev):
+                self.report_index(target, base, iv, frame)
+                return
+        advanced = any(iv.kind == "tensor" or (iv.kind == "obj" and iv.obj is not None and iv.obj.kind == "list")
+                       for iv in idx_vals)
+        if not advanced or val.kind != "tensor" or not isinstance(st, ast.Assign) or st.targets != [target]:
+            return  # a copy; or tuple targets and loop variables, whose values are not paired here
+        self.check_mix(st, [(base, self.text(target.value)), (val, self.text(st.value))], frame)
 
     def s_Delete(self, st, frame):
         for t in st.targets:  # `del d[k]`: the dict's keys are no longer known exactly

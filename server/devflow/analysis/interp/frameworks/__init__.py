@@ -12,6 +12,9 @@
   returns as it is.
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
   outputs' devices.
+- `transforms`: torchvision's image transforms make tensors on the cpu from host images (PIL).
+- `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
+  (default cpu) fail when called with tensors on another device.
 """
 
 from __future__ import annotations
@@ -20,14 +23,17 @@ from devflow.analysis import framework_api as F
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.analysis.interp.frameworks.accelerate import Accelerators
 from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
+from devflow.analysis.interp.frameworks.callbacks import LibraryCallbacks
 from devflow.analysis.interp.frameworks.distributions import Distributions
 from devflow.analysis.interp.frameworks.entries import Entries
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
 from devflow.analysis.interp.frameworks.tracing import Tracing
+from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
-class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators):
+class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators,
+                 LibraryCallbacks, ImageTransforms):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
