@@ -128,7 +128,9 @@ class Driver:
         """The module-level values `fn` reads by name (its own code), for the memo key of a call: the same
         function called again after `model = Other()` sees the other model (global_view)."""
         env = self.module_frame.env
-        return tuple(call_sig(v) if v is not None else None for v in map(env.get, global_reads(fn, self.builds_modules_cache)))
+        facts = self._own_lines(fn)[2]  # a project file's: kept across runs (its names are its text's)
+        reads = global_reads(fn, self.builds_modules_cache if facts is None else facts)
+        return tuple(call_sig(v) if v is not None else None for v in map(env.get, reads))
 
     def _module_device_inputs(self, fn, owner: ClassInfo, self_val: Val) -> list[Val]:
         """forward() on its own: its tensor inputs and its torch.nn layers share "the module's device".
