@@ -107,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
 # -- check ----------------------------------------------------------------------------------------
 
 def _check_one(task: tuple) -> object:
+    from devflow.analysis import program
     from devflow.api import check_file
 
     path, config, fix, unsafe, diff_only = task
@@ -118,6 +119,7 @@ def _check_one(task: tuple) -> object:
         return check_file(path, config, fix=fix, unsafe=unsafe, diff_only=diff_only)
     finally:
         gc.enable()
+        program.freeze_parsed()  # the project files parsed so far: out of every later collection
 
 
 def _workers(requested: int | None, n_files: int) -> int:

@@ -154,3 +154,26 @@ def test_an_open_file_not_yet_on_disk_is_imported(tmp_path):
         assert [(d.span.line, d.code) for d in result.diagnostics] == [(4, "DEV201")]
     finally:
         program.clear_cache()
+
+
+def test_a_batch_moves_the_parsed_files_out_of_the_collectors_sight(project):
+    """`devflow check` (and bench/throughput.py --project) call program.freeze_parsed() between files:
+    once enough project files were parsed since the last time, the survivors of a collection are
+    frozen (a full collection walked the whole program cache otherwise); results stay the same."""
+    import gc
+
+    root, files = project
+    entry = str(root / "train.py")
+    before = _canon(analyze(files["train.py"], entry))
+    assert not program.freeze_parsed(min_chars=10**12)  # not enough parsed yet: nothing done
+    frozen = gc.get_freeze_count()
+    try:
+        assert program.freeze_parsed(min_chars=1)
+        assert gc.get_freeze_count() > frozen
+        assert not program.freeze_parsed(min_chars=1)  # nothing parsed since
+        assert _canon(analyze(files["train.py"], entry)) == before
+        program.set_overlay(str(root / "utils/config.py"), device_edit(files["utils/config.py"], "cpu"))
+        assert analyze(files["train.py"], entry).diagnostics == []  # a frozen file is still replaced on edit
+        assert program.freeze_parsed(min_chars=1)  # utils/config.py parsed again
+    finally:
+        gc.unfreeze()
