@@ -361,6 +361,8 @@ def dataset_loaders(wheel: Path, package: str) -> list[str]:
             base_of[f"{mod_name}.{cls.name}"] = bases
             init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
             inits[f"{mod_name}.{cls.name}"] = [a.arg for a in init.args.args][1:2] if init is not None else None
+            if init is not None and _uses_identity_collate(tree, init):
+                inits[f"{mod_name}.{cls.name}"] = None  # yields plain lists of items (DataListLoader): no batch
     loaders = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
     changed = True
     while changed:
@@ -379,6 +381,16 @@ def dataset_loaders(wheel: Path, package: str) -> list[str]:
                         if f"{pkg}.{n.module}.{a.name}" in found:
                             found.add(f"{pkg}.{a.asname or a.name}")
     return sorted(found)
+
+
+def _uses_identity_collate(tree: ast.Module, init: ast.FunctionDef) -> bool:
+    """Whether a loader's __init__ names a module-level function that returns its argument unchanged
+    (`def collate_fn(data_list): return data_list`): its batches are lists of the dataset's items, each
+    where it was, moved by whatever the list is handed to (torch_geometric's DataParallel scatters it)."""
+    identity = {f.name for f in tree.body if isinstance(f, ast.FunctionDef) and f.args.args
+                and isinstance(f.body[-1], ast.Return) and isinstance(f.body[-1].value, ast.Name)
+                and f.body[-1].value.id == f.args.args[0].arg}
+    return any(isinstance(n, ast.Name) and n.id in identity for n in ast.walk(init))
 
 
 _HOST_FACTORIES = {"from_numpy", "as_tensor", "tensor"}

@@ -106,4 +106,5 @@ def host_data() -> Val:
 
 COLLATED = "collated"
 ENCODING = "encoding"
+GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device

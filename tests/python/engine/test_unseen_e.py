@@ -81,7 +81,9 @@ def test_store_in_another_file(tmp_path):
     assert [(d.span.line, d.code) for d in result.diagnostics] == [(7, "DEV202")]
 
 
-def test_cpu_tensor_stored_at_device_indices():
+def test_cpu_tensor_stored_at_device_indices_is_accepted_but_read_is_not():
+    # index_put_ moves the indices to the stored-into tensor's device (ATen make_info); reading
+    # (index) checks them: "indices should be either on cpu or on the same device".
     assert _codes("""
         import torch
 
@@ -89,7 +91,10 @@ def test_cpu_tensor_stored_at_device_indices():
         scores = torch.rand(4, device="cuda")
         rows = torch.argsort(scores)[:2]
         beams[rows] = 1
-        """) == [(7, "DEV204")]
+        mask = torch.rand(4, 10, device="cuda") < 0.5
+        beams[mask] = 0
+        best = beams[rows]
+        """) == [(10, "DEV204")]
 
 
 def test_copies_zero_dim_values_and_unknown_indices_stay_silent():
@@ -110,7 +115,8 @@ def test_copies_zero_dim_values_and_unknown_indices_stay_silent():
 
 
 # torch_geometric's DataLoader (and the other loaders of the table that collate a dataset given first)
-# is a torch DataLoader: its batches are on the cpu (e_pyg_clique_test_not_moved).
+# is a torch DataLoader: its batches are on the cpu (e_pyg_clique_test_not_moved). A batch is a Batch
+# object whose .to() moves it in place.
 
 def test_graph_loader_batch_not_moved_in_a_trainer_class(tmp_path):
     (tmp_path / "models.py").write_text(textwrap.dedent("""
@@ -166,6 +172,37 @@ def test_graph_loader_batches_moved_or_over_one_graph_stay_silent():
             for sub in NeighborLoader(data, num_neighbors=[10], batch_size=64):
                 model(sub)  # slices of the graph it was given, on its device
         """) == []
+
+
+def test_graph_batch_moved_in_place_by_a_statement():
+    assert _codes("""
+        import torch
+        from torch_geometric.loader import DataLoader
+
+        def explain(dataset):
+            device = torch.device("cuda")
+            model = torch.nn.Linear(4, 2).to(device)
+            for batch in DataLoader(dataset, batch_size=8):
+                batch.to(device)
+                model(batch)
+        """) == []
+    assert _codes("""
+        import torch
+        from torch_geometric.loader import DataLoader
+
+        def explain(dataset):
+            device = torch.device("cuda")
+            model = torch.nn.Linear(4, 2).to(device)
+            for batch in DataLoader(dataset, batch_size=8):
+                batch.to(torch.float16)
+                model(batch)
+        """) == [(10, "DEV202")]  # still on the cpu
+
+
+def test_list_loaders_are_no_batch_loaders():
+    from devflow.analysis import framework_api as FW
+    assert "torch_geometric.loader.DataLoader" in FW.DATASET_LOADERS
+    assert not any(q.endswith("DataListLoader") for q in FW.DATASET_LOADERS)  # lists for pyg's DataParallel
 
 
 # transformers' own callbacks that keep a tensor on their `device=` (default "cpu"), called on another

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, FIELDS, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef
 
 
@@ -44,8 +44,12 @@ class Library:
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torchvision.transforms.") and last[:1].isupper():
             return self.new_transform(node, last, args)
-        if q in FW.DATASET_LOADERS:
-            return self.dataloader(node, args, kwargs, frame)
+        if q in FW.DATASET_LOADERS:  # a library's loader collating a dataset's items into one batch object
+            loader = self.dataloader(node, args, kwargs, frame)
+            b = loader.obj.attrs["batch"]
+            if b.kind == "tensor" and b.batch:  # collated by the library: a Batch object, moved in place
+                loader.obj.attrs["batch"] = Val("tensor", b.dev, b.origin, batch=GRAPH)
+            return loader
         if q.startswith("transformers.") and last in FW.GENERATION_CPU_STATE:
             return self.library_callback(node, last, args, kwargs)
         if q.startswith("transformers.") and last in FW.GENERATION_CALLBACK_LISTS:

@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import ENCODING, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -52,9 +52,9 @@ class Statements:
             return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "cpu"):
             recv = self._recv.get(id(call))
-            if recv is not None and recv.kind == "tensor" and recv.batch == ENCODING and call.func.attr == "to" \
+            if recv is not None and recv.kind == "tensor" and (recv.batch == GRAPH or recv.batch == ENCODING and call.func.attr == "to") \
                     and isinstance(call.func.value, ast.Name) and val.kind == "tensor":
-                frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding.to() moves in place
+                frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding / graph Batch .to() move in place
                 return False
             # a value of unknown kind moved before (`m = make().to(d)`, `m.to(d).to(dtype)`) may be a
             # module, which moves in place: never "thrown away"
@@ -436,15 +436,12 @@ class Statements:
             frame.env[name] = Val("tensor", dev, None, batch=batch.batch, text=batch.text)
 
     def _store_into_tensor(self, target: ast.Subscript, base: Val, val: Val, frame: Frame, st) -> None:
-        """`t[idx] = v` with a tensor (or list) index is `t.index_put_(idx, v)`: as when reading, a cpu `t`
-        takes no index on a device, and the values must be on `t`'s device (a 0-dim cpu tensor or a number
-        excepted). With ints and slices only it is `t[idx].copy_(v)`, which crosses devices."""
+        """`t[idx] = v` with a tensor (or list) index is `t.index_put_(idx, v)`: the values must be on `t`'s
+        device (a 0-dim cpu tensor or a number excepted). Unlike reading, any index is accepted: ATen's
+        make_info moves the indices to `t`'s device (a cpu `t` with a cuda mask works). With ints and slices
+        only it is `t[idx].copy_(v)`, which crosses devices."""
         idx = self.eval(target.slice, frame)
         idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
-        for iv in idx_vals:
-            if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu and definitely_differ(base.dev, iv.dev):
-                self.report_index(target, base, iv, frame)
-                return
         advanced = any(iv.kind == "tensor" or (iv.kind == "obj" and iv.obj is not None and iv.obj.kind == "list")
                        for iv in idx_vals)
         if not advanced or val.kind != "tensor" or not isinstance(st, ast.Assign) or st.targets != [target]:
