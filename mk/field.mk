@@ -4,9 +4,10 @@
 #   make bench-field FIELD=/work/field_checkouts [FIELD_ARGS="--brief --repo karpathy/nanoGPT"]
 #   make bench-field-holdout FIELD=/work/field_checkouts
 #   make bench-field-holdout2 FIELD=...   (the second held-out field, bench/field_holdout2.txt)
+#   make bench-field-holdout3 FIELD=...   (a third, fresh after holdout2's fixes: bench/field_holdout3.txt)
 #   make field-checkouts MIRROR=/work/.mirror FIELD=...   (extract the pinned commits from git directories)
 
-.PHONY: bench-field bench-field-holdout bench-field-holdout2 field-checkouts
+.PHONY: bench-field bench-field-holdout bench-field-holdout2 bench-field-holdout3 field-checkouts
 
 FIELD ?= $(CACHE)/field
 FIELD_ARGS ?=
@@ -21,8 +22,12 @@ bench-field-holdout: setup
 bench-field-holdout2: setup
 	$(BIN)/python bench/field.py $(FIELD) --field bench/field_holdout2.txt $(FIELD_ARGS)
 
+bench-field-holdout3: setup
+	$(BIN)/python bench/field.py $(FIELD) --field bench/field_holdout3.txt $(FIELD_ARGS)
+
 field-checkouts:
 	@test -n "$(MIRROR)" || { echo "MIRROR=<folder with the repositories' git directories> is required (bench/field_fetch.md)"; exit 2; }
 	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD)
 	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD) --field bench/field_holdout.txt
 	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD) --field bench/field_holdout2.txt
+	python3 bench/field_fetch.py --mirror $(MIRROR) --out $(FIELD) --field bench/field_holdout3.txt

@@ -405,6 +405,10 @@ class Library:
                 self.check_ddp_placement(node, args[0], kwargs)
                 if kwargs.get("device_ids") is not None and args[0].obj is not None:
                     self.check_ddp_device(node, args[0].obj, kwargs["device_ids"])
+                    ids = kwargs["device_ids"]
+                    if not (ids.kind == "const" and ids.const is None):
+                        # with device_ids, DDP's forward moves its inputs to the current device (_pre_forward)
+                        args[0].obj.ddp_moves_inputs = True  # type: ignore[attr-defined]
             return args[0]
         if last in T.DATA_PARALLEL:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement

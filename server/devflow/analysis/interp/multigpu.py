@@ -12,7 +12,8 @@
   nothing is said about the two (unknown stays silent).
 - `nn.DataParallel(model, device_ids=...)`: its forward needs the module on `device_ids[0]`
   (cuda:0 by default) and scatters the inputs itself (their device does not matter).
-- `DistributedDataParallel(model, device_ids=[i])` needs the module on cuda:i already.
+- `DistributedDataParallel(model, device_ids=[i])` needs the module on cuda:i already, and its forward
+  moves the inputs to the current device (without device_ids they stay where they are).
 """
 
 from __future__ import annotations
@@ -158,6 +159,11 @@ class MultiGpu:
         tensor made on a fixed GPU, or kept on `self` from outside, meets the other replicas'
         inputs). Returns (inputs, keyword inputs, module) as forward sees them; None when not wrapped."""
         obj = mod.obj
+        if obj is not None and getattr(obj, "ddp_moves_inputs", False) and not self.standalone:
+            # DDP(model, device_ids=[i]) sends the inputs to the current device before forward: their
+            # device does not matter (the model's own placement is checked when it is wrapped)
+            return [UNKNOWN if a.kind == "tensor" else a for a in args], \
+                {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
         dp = getattr(obj, "data_parallel", None) if obj is not None else None
         if dp is None or self.standalone:
             return None
