@@ -39,7 +39,7 @@ IDLE_S = 0.75
 MAX_DEFERRED = 25
 MAX_RETAINED_LINES = 50_000
 PERIODIC_S = 30.0
-FREEZE_CHARS = 2_000_000  # of newly parsed project files (~75 MB of objects)
+FREEZE_CHARS = program.FREEZE_CHARS  # of newly parsed project files: the batch runs' threshold (program.freeze_parsed)
 
 
 class Collector:
