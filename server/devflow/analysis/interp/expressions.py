@@ -249,6 +249,8 @@ class Expressions:
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
                 return host_data()
+            if obj.kind == "vision_dataset" and not isinstance(node.slice, ast.Slice):
+                return obj.attrs["sample"]  # one (image, target) item
         if base.kind == "module" and base.obj is not None and base.obj.items:
             return self.elem_of(base.obj)
         return UNKNOWN

@@ -1,7 +1,9 @@
 """Image preprocessing: torchvision's transforms (tables framework_api.TO_TENSOR_TRANSFORMS /
 TRANSFORM_COMPOSERS, from its wheel). A pipeline that turns the host image it is given (a PIL image,
 a numpy array) into a tensor makes it on the cpu: `preprocess(Image.open(p)).unsqueeze(0)` fed to a
-model on the GPU is an input left on the cpu. Given a tensor, a transform keeps its device."""
+model on the GPU is an input left on the cpu. Given a tensor, a transform keeps its device.
+A torchvision dataset (a VisionDataset) applies its `transform=` to each image it loads from disk: with a
+tensor-making transform, `ds[i]` is `(image, target)` with the image a cpu tensor."""
 
 from __future__ import annotations
 
@@ -19,6 +21,17 @@ class ImageTransforms:
             makes = any(_makes_tensor(v) for v in args[0].obj.items)
         obj = Obj("transform", qual=last)
         obj.attrs["to_tensor"] = Val("const", const=makes)
+        return Val("obj", obj=obj)
+
+    def new_vision_dataset(self, node, last: str, kwargs) -> Val:
+        """`torchvision.datasets.X(..., transform=t)`: its items are `(t(image), target)`, the image loaded on the host."""
+        t = kwargs.get("transform")
+        if t is None or not _makes_tensor(t):
+            return UNKNOWN
+        org = Origin(span_of(node), f"an image of the dataset `{last}` at line {node.lineno}, made a cpu tensor by its "
+                                    f"transform", "batch")
+        obj = Obj("vision_dataset", qual=last)
+        obj.attrs["sample"] = Val("obj", obj=Obj("tuple", items=[Val("tensor", CPU, org), UNKNOWN]))
         return Val("obj", obj=obj)
 
     def apply_transform(self, node, fval: Val, args) -> Val:
