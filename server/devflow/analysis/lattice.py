@@ -16,6 +16,14 @@ sets it (`cur` = 0; None when the program does set it: then it is unknown how th
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
+# Whether the analysed program leaves the current CUDA device at its default, cuda:0 (nothing calls
+# `torch.cuda.set_device`, no framework that sets it per process is imported): a callable the
+# interpreter sets for its run, asked lazily (imports load as the run goes). Unset: unknown, and a
+# bare "cuda" is never said to differ from a fixed index.
+CURRENT_IS_DEFAULT: ContextVar = ContextVar("CURRENT_IS_DEFAULT", default=None)
+
 
 class Dev:
     __slots__ = ("kind", "index", "key", "text", "accel")
@@ -131,4 +139,11 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         if other.index is not None:
             return True  # a fixed GPU: another one in every process but one
         return rank.key[1] is not None  # the current device, never set: cuda:0 in every process
-    return a.index is not None and b.index is not None and a.index != b.index
+    if a.index is not None and b.index is not None:
+        return a.index != b.index
+    if a.kind == "cuda" and a.key is None and b.key is None and (a.index is None) != (b.index is None):
+        # the current device (bare "cuda") and a fixed index: cuda:0 when the program never sets it
+        fixed = a if a.index is not None else b
+        ask = CURRENT_IS_DEFAULT.get()
+        return fixed.index != 0 and ask is not None and bool(ask())
+    return False

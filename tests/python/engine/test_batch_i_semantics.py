@@ -3,7 +3,15 @@ variations a user writes (renamed, split into files, one helper deeper, inside a
 the neighbours that must stay silent:
 - a torchvision dataset built with a tensor-making `transform=` gives `(image, target)` items whose image
   is a cpu tensor (the dataset loads it from disk and transforms it on the host): `ds[i][0]` fed to a model
-  on the GPU is an input left on the cpu."""
+  on the GPU is an input left on the cpu;
+- a bare "cuda" is the *current* device, cuda:0 when the program never sets it (no `torch.cuda.set_device`,
+  no framework that sets it per process): it differs from `cuda:1` (the lattice's CURRENT_IS_DEFAULT);
+  a single-device DataParallel calls its module without switching the current device;
+- `setattr(self, name, value)` with the name known at the call (a `register_buffer`-like helper) stores the
+  attribute; `t.device != torch.device("cuda")` is always true (a tensor's device names its index) and
+  `type(t) == torch.Tensor` is decided on one qualified name;
+- a full reduction without `dim` (`logits.argmax()`) is 0-dim (a cpu 0-dim tensor mixes with any device);
+  `.view(-1)` gives it a dimension again."""
 
 from __future__ import annotations
 
@@ -111,3 +119,170 @@ def test_dataset_without_a_tensor_transform_is_unknown(tmp_path):
         out = model(img)
         """})
     assert _codes(tmp_path, "a.py") == []
+
+
+SAMPLER = """
+import torch
+
+
+class Sampler:
+    def __init__(self, model):
+        self.model = model
+
+    def register_buffer(self, name, attr):
+        if type(attr) == torch.Tensor:
+            if attr.device != torch.device("cuda"):
+                attr = attr.to(torch.device("cuda"))
+        setattr(self, name, attr)
+
+    def make_schedule(self, steps):
+        self.register_buffer("alphas", torch.linspace(0.1, 0.9, steps))
+
+    def encode(self, x0, t):
+        return self.alphas.gather(-1, t) * x0
+"""
+
+
+# ---- a bare "cuda" is the current device: cuda:0 unless the program sets it
+def test_bare_cuda_buffers_meet_a_model_on_the_second_gpu_split_into_files(tmp_path):
+    _project(tmp_path, {"sampling/sampler.py": SAMPLER, "run.py": """
+        import torch
+        from sampling.sampler import Sampler
+
+
+        def main():
+            device = torch.device("cuda:1")
+            model = torch.nn.Linear(4, 4).to(device)
+            sampler = Sampler(model)
+            sampler.make_schedule(10)
+            x0 = torch.randn(4, device=device)
+            t = torch.tensor([3]).to(device)
+            return sampler.encode(x0, t)
+
+
+        main()
+        """})
+    found = _codes(tmp_path, "run.py")
+    assert [c for _, c in found] == ["DEV202"]
+
+
+def test_bare_cuda_is_silent_when_the_program_sets_the_current_device_or_the_index_is_unknown(tmp_path):
+    _project(tmp_path, {"sampling/sampler.py": SAMPLER, "set_device.py": """
+        import torch
+        from sampling.sampler import Sampler
+
+        torch.cuda.set_device(1)
+        sampler = Sampler(None)
+        sampler.make_schedule(10)
+        sampler.encode(torch.randn(4, device="cuda:1"), torch.tensor([3]).to("cuda:1"))
+        """, "from_cli.py": """
+        import sys
+        import torch
+        from sampling.sampler import Sampler
+
+        device = torch.device(sys.argv[1])
+        sampler = Sampler(None)
+        sampler.make_schedule(10)
+        sampler.encode(torch.randn(4, device=device), torch.tensor([3]).to(device))
+        """, "first_gpu.py": """
+        import torch
+        from sampling.sampler import Sampler
+
+        sampler = Sampler(None)
+        sampler.make_schedule(10)
+        sampler.encode(torch.randn(4, device="cuda:0"), torch.tensor([3]).cuda(0))
+        """})
+    for name in ("set_device.py", "from_cli.py", "first_gpu.py"):
+        assert _codes(tmp_path, name) == [], name
+
+
+def test_single_device_dataparallel_keeps_the_current_device_inside_a_trainer(tmp_path):
+    _project(tmp_path, {"train.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(3, 3)
+
+            def forward(self, x):
+                return self.fc(x) + torch.ones(3, device="cuda")
+
+
+        class Trainer:
+            def __init__(self, gpu):
+                self.net = nn.DataParallel(Net().to(f"cuda:{gpu}"), device_ids=[gpu])
+
+            def step(self, x):
+                return self.net(x).sum()
+
+
+        Trainer(1).step(torch.randn(8, 3))
+        many = nn.DataParallel(Net().cuda())  # replicas run with the current device set to theirs
+        many(torch.randn(8, 3))
+        """})
+    found = _codes(tmp_path, "train.py")
+    assert [c for _, c in found] == ["DEV202"]
+
+
+def test_device_comparisons_decided_and_not(tmp_path):
+    _project(tmp_path, {"a.py": """
+        import torch
+
+
+        def to_current(x):
+            if x.device != torch.device("cuda"):
+                x = x.to(torch.device("cuda"))
+            return x
+
+
+        def to_given(x, device):
+            if x.device != device:
+                x = x.to(device)
+            return x
+
+
+        w = to_current(torch.ones(3))
+        print(w + torch.ones(3, device="cuda:2"))
+        v = to_given(torch.ones(3), torch.device("cuda"))
+        print(v + torch.ones(3, device="cuda:2"))
+        """})
+    found = _codes(tmp_path, "a.py")
+    assert [line for line, _ in found] == [16]
+
+
+# ---- full reductions are 0-dim
+def test_argmax_without_dim_is_a_cpu_scalar_until_viewed(tmp_path):
+    _project(tmp_path, {"a.py": """
+        import torch
+
+
+        class Attack:
+            def __init__(self, labels, logits):
+                self.labels = labels.cuda()
+                self.logits = logits.cpu()
+
+            def wrong_class(self, node):
+                return self.logits[node].argmax()
+
+            def ok(self, node):
+                return torch.where(self.labels == self.wrong_class(node))[0]
+
+            def bug(self, node):
+                best = self.wrong_class(node).view(-1)
+                return torch.where(self.labels == best)[0]
+
+            def bug_dim(self, node):
+                return self.labels == self.logits.argmax(dim=1)
+
+
+        a = Attack(torch.randint(0, 3, (5,)), torch.randn(5, 3))
+        a.ok(1)
+        a.bug(1)
+        a.bug_dim(1)
+        """})
+    # reported once, where the logits are copied to the cpu (the fix's place), naming the meet at line 17
+    found = check_path(str(tmp_path / "a.py")).diagnostics
+    assert [(d.span.line, d.code) for d in found] == [(7, "DEV202")] and "line 17" in found[0].message

@@ -11,7 +11,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import ClassInfo, FileIndex
-from devflow.analysis.lattice import CPU, TOP, Dev
+from devflow.analysis.lattice import CPU, CURRENT_IS_DEFAULT, TOP, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
 from devflow.analysis.program import LINE_BASE, unit_of_line
@@ -78,6 +78,13 @@ class Driver:
         return False
 
     def run(self) -> None:
+        token = CURRENT_IS_DEFAULT.set(self.current_is_default)
+        try:
+            self._run()
+        finally:
+            CURRENT_IS_DEFAULT.reset(token)
+
+    def _run(self) -> None:
         DECO_CACHE.clear()  # per file: never keeps another file's tree alive
         self.exec_block(self.tree.body, self.module_frame)
         self.global_view.finish(self.module_frame.env)

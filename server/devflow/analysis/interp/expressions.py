@@ -484,8 +484,25 @@ class Expressions:
         if tensors:
             return Val("tensor", self.result_of([t for t, _ in tensors]).dev, tensors[0][0].origin,
                        scalar=all(t.scalar for t, _ in tensors))
-        c = self.const_compare(node, vals)
+        c = self.indexed_vs_bare_cuda(node, vals)
+        if c is None:
+            c = self.const_compare(node, vals)
         return Val("const", const=c) if c is not None else UNKNOWN
+
+    def indexed_vs_bare_cuda(self, node, vals) -> bool | None:
+        """`t.device != torch.device("cuda")`: a tensor's (or a module's) device names its index ("cuda:1"),
+        a device built from a bare "cuda" names none, and torch.device compares the index: never equal."""
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.Eq, ast.NotEq)):
+            return None
+        sides = (node.left, node.comparators[0])
+        for i in (0, 1):
+            a, b = sides[i], sides[1 - i]
+            if isinstance(a, ast.Attribute) and a.attr == "device" and vals[i].kind == "device" and \
+                    isinstance(b, ast.Call) and len(b.args) == 1 and not b.keywords and \
+                    isinstance(b.args[0], ast.Constant) and b.args[0].value == "cuda" and \
+                    self.index.qualify(self.index.dotted(b.func) or "") == "torch.device":
+                return isinstance(node.ops[0], ast.NotEq)
+        return None
 
     def const_compare(self, node, vals) -> bool | None:
         if len(node.ops) != 1:
@@ -511,6 +528,9 @@ class Expressions:
                     return None
                 return res if isinstance(op, ast.Is) else not res
             return None
+        if a.kind == b.kind == "qual" and isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(a.const, str) \
+                and a.const == b.const:
+            return isinstance(op, ast.Eq)  # one qualified name: the same object (`type(x) == torch.Tensor`)
         if a.kind == b.kind == "const" and isinstance(op, (ast.Eq, ast.NotEq)):
             try:
                 res = a.const == b.const

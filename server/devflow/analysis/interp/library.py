@@ -154,6 +154,14 @@ class Library:
             # `setattr(cls, "sample_elbo", sample_elbo)` (a class decorator adding methods): the class has it now
             self.__dict__.setdefault("_class_extras", {}).setdefault(id(args[0].func), {})[args[1].const] = args[2]
             return Val("const", const=None)
+        if name == "setattr" and len(node.args) == 3 and args[0].kind in ("module", "obj") and args[0].obj is not None \
+                and args[1].kind == "const" and isinstance(args[1].const, str) and args[1].const.isidentifier():
+            # `setattr(self, name, value)` with the name known here (a helper's parameter bound to a literal):
+            # the attribute store `self.<name> = value`
+            target = ast.copy_location(ast.Attribute(value=node.args[0], attr=args[1].const, ctx=ast.Store()), node)
+            st = frame.stmt_stack[-1] if frame.stmt_stack else node
+            self.set_attr(args[0], target, args[2], frame, st)
+            return Val("const", const=None)
         if name == "type" and len(args) == 1 and args[0].kind == "tensor":
             # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
             return Val("qual", const="torch.Tensor")

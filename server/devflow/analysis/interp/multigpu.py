@@ -243,6 +243,10 @@ class MultiGpu:
 
     def rank_mix_note(self, a: Dev | None, b: Dev | None) -> str:
         """A sentence for a mix of the rank's GPU and the current device."""
+        if a is not None and b is not None and a.kind == b.kind == "cuda" and a.key is None and b.key is None \
+                and (a.index is None) != (b.index is None):
+            return ("; a bare cuda device is the current one, cuda:0 unless torch.cuda.set_device() changes it, "
+                    f"not {(a if a.index is not None else b).render()}")
         if a is None or b is None or not (a.is_rank or b.is_rank):
             return ""
         rank, other = (a, b) if a.is_rank else (b, a)

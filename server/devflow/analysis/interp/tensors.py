@@ -87,8 +87,7 @@ class Tensors:
         if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
             return UNKNOWN
         scalar = t.scalar
-        if name in ("sum", "mean", "max", "min", "prod", "norm", "std", "var", "all", "any", "amax", "amin") and not args \
-                and not kwargs:
+        if name in _FULL_REDUCTIONS and not args and not kwargs:
             scalar = True
         elif name in _ADDS_DIMS or (name in ("view", "reshape") and node.args and
                                     not (isinstance(node.args[0], (ast.Tuple, ast.List)) and not node.args[0].elts)) \
@@ -112,6 +111,10 @@ def _names_inner_dim(node) -> bool:
 # Every method a torch.Tensor has (from torch's stubs), and the calls it answers.
 _TENSOR_METHODS = T.SAME_DEVICE_METHODS | T.NON_TENSOR_METHODS | T.DEVICE_MOVING_METHODS | T.IN_PLACE_FILL | \
     T.SHAPE_ARGUMENT_METHODS | {"__call__"}
+
+# Tensor methods that, given no dim, reduce every element to one 0-dim result (`logits.argmax()`).
+_FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "std", "var", "all", "any", "amax", "amin",
+                              "argmax", "argmin", "median", "nanmedian", "nansum", "nanmean", "count_nonzero"})
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
 _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})
