@@ -383,6 +383,63 @@ def dataset_loaders(wheel: Path, package: str) -> list[str]:
     return sorted(found)
 
 
+def graph_datasets(wheel: Path, package: str) -> dict:
+    """A graph library's datasets and graph objects (torch_geometric): the dataset classes (subclasses of
+    its `data.Dataset`, in its `datasets` package, qualified and by the package re-exports), whose items
+    are graph objects built on the host from the files they load; and the fields of its `data.Data`
+    graph (the tensors its constructor takes: `x`, `edge_index`, `y` ...), which `.to()` moves in place."""
+    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
+    base_of = {}
+    for mod, tree in trees.items():
+        imported = {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{n.module}.{a.name}"
+            elif isinstance(n, ast.ImportFrom) and n.level:
+                pkg = mod.rsplit(".", n.level)[0] if not mod.endswith(".__init__") else mod[: -len(".__init__")].rsplit(".", n.level - 1)[0]
+                for a in n.names:
+                    imported[a.asname or a.name] = f"{pkg}.{n.module}.{a.name}" if n.module else f"{pkg}.{a.name}"
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            bases = []
+            for b in cls.bases:
+                text = ast.unparse(b)
+                head, _, rest = text.partition(".")
+                bases.append(f"{imported[head]}.{rest}".rstrip(".") if head in imported else
+                             text if "." in text else f"{mod_name}.{text}")
+            base_of[f"{mod_name}.{cls.name}"] = bases
+    # the package re-exports (`from .dataset import Dataset` in torch_geometric/data/__init__.py)
+    alias = {}
+    for mod, tree in trees.items():
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
+                    for a in n.names:
+                        alias[f"{pkg}.{a.asname or a.name}"] = f"{pkg}.{n.module}.{a.name}"
+    datasets = {f"{package}.data.dataset.Dataset"}
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in datasets and any(alias.get(b, b) in datasets for b in bases):
+                datasets.add(q)
+                changed = True
+    found = {q for q in datasets if q.startswith(f"{package}.datasets.")}
+    found |= {a for a, q in alias.items() if q in found}
+    data = trees.get(f"{package}.data.data")
+    cls = next((n for n in data.body if isinstance(n, ast.ClassDef) and n.name == "Data"), None) if data else None
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if cls else None
+    fields = [a.arg for a in init.args.args[1:] if _annotated_tensor(a)] if init is not None else []
+    return {"datasets": sorted(found), "graph_fields": fields}
+
+
+def _annotated_tensor(a: ast.arg) -> bool:
+    """`x: Optional[Tensor] = None`: a parameter typed as a tensor (or a tensor or None)."""
+    return a.annotation is not None and "Tensor" in ast.unparse(a.annotation)
+
+
 def _uses_identity_collate(tree: ast.Module, init: ast.FunctionDef) -> bool:
     """Whether a loader's __init__ names a module-level function that returns its argument unchanged
     (`def collate_fn(data_list): return data_list`): its batches are lists of the dataset's items, each

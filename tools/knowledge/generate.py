@@ -114,6 +114,7 @@ def framework_knowledge() -> dict:
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))
                                 for lib, vs in pins.BATCH_ITERATORS.items() for v in vs},
             "dataset_loaders": {lib: frameworks.dataset_loaders(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
+            "graph_datasets": {lib: frameworks.graph_datasets(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
             "image_transforms": {"torchvision": frameworks.image_transforms(_wheel("torchvision", pins.LIBRARIES["torchvision"][0]))},
             "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m))}
 

@@ -50,6 +50,10 @@ GENERATION_CPU_STATE = _F.get("generation_cpu_state", {}).get("classes", {})
 GENERATION_CALLBACK_LISTS = frozenset(_F.get("generation_cpu_state", {}).get("lists", []))
 # Library DataLoader subclasses that collate a dataset like torch's (torch_geometric.loader.DataLoader ...).
 DATASET_LOADERS = frozenset(q for qs in _F.get("dataset_loaders", {}).values() for q in qs)
+# A graph library's dataset classes (torch_geometric.datasets.Planetoid ...): their items are graph objects
+# built on the host; and the tensor fields of its graph object (`data.x`, `data.edge_index` ...).
+GRAPH_DATASETS = frozenset(q for t in _F.get("graph_datasets", {}).values() for q in t["datasets"])
+GRAPH_FIELDS = frozenset(f for t in _F.get("graph_datasets", {}).values() for f in t["graph_fields"])
 # torchvision.transforms classes that return a tensor made (on the cpu) from the host image they are
 # given, and those that apply each transform they hold in turn (Compose).
 TO_TENSOR_TRANSFORMS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("to_tensor", []))

@@ -11,7 +11,11 @@ the neighbours that must stay silent:
   attribute; `t.device != torch.device("cuda")` is always true (a tensor's device names its index) and
   `type(t) == torch.Tensor` is decided on one qualified name;
 - a full reduction without `dim` (`logits.argmax()`) is 0-dim (a cpu 0-dim tensor mixes with any device);
-  `.view(-1)` gives it a dimension again."""
+  `.view(-1)` gives it a dimension again;
+- a torch_geometric dataset's item is a graph built on the cpu (GRAPH: `.to()` moves it in place) whose
+  constructor fields (`data.x`, `data.edge_index`, `data.y` ...) are where the graph is (tables
+  graph_datasets, from the wheel);
+- `.cpu()` on a value of unknown kind (a library layer's output) is on the cpu, like `.to()` / `.cuda()`."""
 
 from __future__ import annotations
 
@@ -286,3 +290,96 @@ def test_argmax_without_dim_is_a_cpu_scalar_until_viewed(tmp_path):
     # reported once, where the logits are copied to the cpu (the fix's place), naming the meet at line 17
     found = check_path(str(tmp_path / "a.py")).diagnostics
     assert [(d.span.line, d.code) for d in found] == [(7, "DEV202")] and "line 17" in found[0].message
+
+
+# ---- torch_geometric datasets: graphs built on the cpu, fields where the graph is
+def test_graph_dataset_item_not_moved_inside_a_trainer_split_into_files(tmp_path):
+    _project(tmp_path, {"models/gcn.py": """
+        import torch
+        import torch.nn.functional as F
+
+
+        class GCN(torch.nn.Module):
+            def __init__(self, n_in, n_out):
+                super().__init__()
+                self.lin = torch.nn.Linear(n_in, n_out)
+
+            def forward(self, x, edge_index):
+                return F.log_softmax(self.lin(x), dim=1)
+        """, "train.py": """
+        import torch
+        import torch.nn.functional as F
+        from torch_geometric.datasets import Planetoid
+        from models.gcn import GCN
+
+
+        class Trainer:
+            def __init__(self, dataset):
+                self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                self.data = dataset[0]
+                self.model = GCN(dataset.num_features, dataset.num_classes).to(self.device)
+
+            def step(self):
+                out = self.model(self.data.x, self.data.edge_index)
+                return F.nll_loss(out, self.data.y)
+
+
+        Trainer(Planetoid(root="/tmp/Cora", name="Cora")).step()
+        """})
+    assert [c for _, c in _codes(tmp_path, "train.py")] == ["DEV202"]
+
+
+def test_graph_dataset_item_moved_or_unknown_dataset_is_silent(tmp_path):
+    _project(tmp_path, {"moved.py": """
+        import torch
+        import torch.nn.functional as F
+        from torch_geometric.datasets import TUDataset
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        dataset = TUDataset("/tmp/ENZYMES", name="ENZYMES")
+        data = dataset[0]
+        data = data.to(device)
+        lin = torch.nn.Linear(3, 6).to(device)
+        loss = F.cross_entropy(lin(data.x), data.y)
+        """, "in_place.py": """
+        import torch
+        from torch_geometric.datasets import Planetoid
+
+        data = Planetoid("/tmp/Cora", "Cora")[0]
+        data.to("cuda")
+        lin = torch.nn.Linear(3, 6).cuda()
+        out = lin(data.x)
+        mask_sum = data.train_mask.sum()
+        """, "own_dataset.py": """
+        import torch
+        from my_graphs import load_graphs
+
+        data = load_graphs()[0]
+        lin = torch.nn.Linear(3, 6).cuda()
+        out = lin(data.x)
+        """})
+    for name in ("moved.py", "in_place.py", "own_dataset.py"):
+        assert _codes(tmp_path, name) == [], name
+
+
+def test_cpu_copy_of_a_library_layer_output_meets_the_gpu_labels(tmp_path):
+    _project(tmp_path, {"a.py": """
+        import torch
+        from torch_geometric.nn import SGConv
+
+
+        def strongest_wrong(logits, node):
+            return logits[node].clone().argmax().view(-1)
+
+
+        device = torch.device("cuda")
+        conv = SGConv(16, 4, K=2).to(device)
+        x = torch.randn(10, 16, device=device)
+        edge_index = torch.randint(0, 10, (2, 30), device=device)
+        labels = torch.randint(0, 4, (10,), device=device)
+        logits = conv(x, edge_index).cpu()
+        wrong = strongest_wrong(logits, 3)
+        attackers = torch.where(labels == wrong)[0]
+        ok = torch.where(labels == logits[3].argmax())[0]
+        """})
+    assert [c for _, c in _codes(tmp_path, "a.py")] == ["DEV202"]

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
-from devflow.analysis.lattice import CUDA, TOP, Dev, join
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
@@ -153,9 +153,9 @@ class Calls:
                 # dit.to(d)`): its parts may now sit on different devices
                 r.obj.dev = TOP
                 return UNKNOWN
-            if r.kind == "unknown" and fval.const in ("to", "cuda") and isinstance(node.func, ast.Attribute):
+            if r.kind == "unknown" and fval.const in ("to", "cuda", "cpu") and isinstance(node.func, ast.Attribute):
                 # whatever it is (tensor or module), the result is on the target device
-                dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else \
+                dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else CPU if fval.const == "cpu" else \
                     ((self.cuda_index_dev(args[0]) if args else None) or CUDA)
                 if dev is not None and dev.known:
                     return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}",

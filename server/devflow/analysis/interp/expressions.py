@@ -9,7 +9,7 @@ import builtins
 
 from devflow.analysis import framework_api as FW
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, FIELDS, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -115,6 +115,8 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
             if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):
                 return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
+            if base.batch == GRAPH and attr in FW.GRAPH_FIELDS:
+                return Val("tensor", base.dev, base.origin, text=self.text(node))  # `data.x`: a field of the graph
             if base.batch == FIELDS and attr not in FW.ITERATOR_BATCH_NOT_FIELDS and not attr.startswith("_"):
                 # `batch.src` of a torchtext batch: the field's tensor, or its (tensor, lengths) tuple
                 return Val("tensor", base.dev, base.origin, batch=COLLATED, text=self.text(node))
@@ -249,8 +251,10 @@ class Expressions:
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
                 return host_data()
-            if obj.kind == "vision_dataset" and not isinstance(node.slice, ast.Slice):
-                return obj.attrs["sample"]  # one (image, target) item
+            if obj.kind in ("vision_dataset", "graph_dataset"):
+                # one item: an (image, target) pair, a graph; a slice of a graph dataset is a dataset
+                return base if isinstance(node.slice, ast.Slice) and obj.kind == "graph_dataset" else \
+                    UNKNOWN if isinstance(node.slice, ast.Slice) else obj.attrs["sample"]
         if base.kind == "module" and base.obj is not None and base.obj.items:
             return self.elem_of(base.obj)
         return UNKNOWN

@@ -44,6 +44,8 @@ class Library:
         last = q.rsplit(".", 1)[-1]
         if q.startswith("torchvision.transforms.") and last[:1].isupper():
             return self.new_transform(node, last, args)
+        if q in FW.GRAPH_DATASETS:
+            return self.new_graph_dataset(node, q)
         if q.startswith("torchvision.datasets.") and last[:1].isupper():
             return self.new_vision_dataset(node, last, kwargs)
         if q in FW.DATASET_LOADERS:  # a library's loader collating a dataset's items into one batch object

@@ -13,6 +13,7 @@
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
   outputs' devices.
 - `transforms`: torchvision's image transforms make tensors on the cpu from host images (PIL).
+- `graphs`: a graph dataset's items (torch_geometric) are graphs built on the cpu, fields and all.
 - `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
   (default cpu) fail when called with tensors on another device.
 """
@@ -26,6 +27,7 @@ from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
 from devflow.analysis.interp.frameworks.callbacks import LibraryCallbacks
 from devflow.analysis.interp.frameworks.distributions import Distributions
 from devflow.analysis.interp.frameworks.entries import Entries
+from devflow.analysis.interp.frameworks.graphs import GraphData
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
 from devflow.analysis.interp.frameworks.tracing import Tracing
@@ -33,7 +35,7 @@ from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
 class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators,
-                 LibraryCallbacks, ImageTransforms):
+                 LibraryCallbacks, ImageTransforms, GraphData):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
