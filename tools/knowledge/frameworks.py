@@ -386,8 +386,9 @@ def dataset_loaders(wheel: Path, package: str) -> list[str]:
 def graph_datasets(wheel: Path, package: str) -> dict:
     """A graph library's datasets and graph objects (torch_geometric): the dataset classes (subclasses of
     its `data.Dataset`, in its `datasets` package, qualified and by the package re-exports), whose items
-    are graph objects built on the host from the files they load; and the fields of its `data.Data`
-    graph (the tensors its constructor takes: `x`, `edge_index`, `y` ...), which `.to()` moves in place."""
+    are graph objects built on the host from the files they load; the fields of its `data.Data` graph
+    (the tensors its constructor takes: `x`, `edge_index`, `y` ...), which `.to()` moves in place; and
+    its transforms that take a `device` (ToDevice), which move each graph as the dataset hands it out."""
     trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
     base_of = {}
     for mod, tree in trees.items():
@@ -432,7 +433,13 @@ def graph_datasets(wheel: Path, package: str) -> dict:
     cls = next((n for n in data.body if isinstance(n, ast.ClassDef) and n.name == "Data"), None) if data else None
     init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None) if cls else None
     fields = [a.arg for a in init.args.args[1:] if _annotated_tensor(a)] if init is not None else []
-    return {"datasets": sorted(found), "graph_fields": fields}
+    # transforms that take a `device` (ToDevice): a dataset built with one hands out graphs already moved
+    moving = {f"{mod.removesuffix('.__init__')}.{c.name}" for mod, tree in trees.items()
+              if mod.startswith(f"{package}.transforms.") for c in tree.body if isinstance(c, ast.ClassDef)
+              for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"
+              and "device" in [a.arg for a in f.args.args + f.args.kwonlyargs]}
+    moving |= {a for a, q in alias.items() if q in moving}
+    return {"datasets": sorted(found), "graph_fields": fields, "moving_transforms": sorted(moving)}
 
 
 def _annotated_tensor(a: ast.arg) -> bool:

@@ -54,6 +54,7 @@ DATASET_LOADERS = frozenset(q for qs in _F.get("dataset_loaders", {}).values() f
 # built on the host; and the tensor fields of its graph object (`data.x`, `data.edge_index` ...).
 GRAPH_DATASETS = frozenset(q for t in _F.get("graph_datasets", {}).values() for q in t["datasets"])
 GRAPH_FIELDS = frozenset(f for t in _F.get("graph_datasets", {}).values() for f in t["graph_fields"])
+GRAPH_MOVING_TRANSFORMS = frozenset(q for t in _F.get("graph_datasets", {}).values() for q in t.get("moving_transforms", []))
 # torchvision.transforms classes that return a tensor made (on the cpu) from the host image they are
 # given, and those that apply each transform they hold in turn (Compose).
 TO_TENSOR_TRANSFORMS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("to_tensor", []))

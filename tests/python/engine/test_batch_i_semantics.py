@@ -383,3 +383,35 @@ def test_cpu_copy_of_a_library_layer_output_meets_the_gpu_labels(tmp_path):
         ok = torch.where(labels == logits[3].argmax())[0]
         """})
     assert [c for _, c in _codes(tmp_path, "a.py")] == ["DEV202"]
+
+
+def test_graph_dataset_transform_that_moves_or_is_unknown_makes_the_item_unknown(tmp_path):
+    # pyg's own examples: `transform=T.Compose([..., T.ToDevice(device), ...])` hands out graphs already moved
+    _project(tmp_path, {"to_device.py": """
+        import torch
+        import torch_geometric.transforms as T
+        from torch_geometric.datasets import Planetoid
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        transform = T.Compose([T.NormalizeFeatures(), T.ToDevice(device)])
+        data = Planetoid("/tmp/Cora", "Cora", transform=transform)[0]
+        lin = torch.nn.Linear(1433, 7).to(device)
+        out = lin(data.x)
+        """, "own_transform.py": """
+        import torch
+        from torch_geometric.datasets import Planetoid
+        from my_transforms import to_gpu
+
+        data = Planetoid("/tmp/Cora", "Cora", transform=to_gpu)[0]
+        out = torch.nn.Linear(1433, 7).cuda()(data.x)
+        """, "normalize_only.py": """
+        import torch
+        import torch_geometric.transforms as T
+        from torch_geometric.datasets import Planetoid
+
+        data = Planetoid("/tmp/Cora", "Cora", transform=T.Compose([T.NormalizeFeatures()]))[0]
+        out = torch.nn.Linear(1433, 7).cuda()(data.x)
+        """})
+    assert _codes(tmp_path, "to_device.py") == []
+    assert _codes(tmp_path, "own_transform.py") == []
+    assert [c for _, c in _codes(tmp_path, "normalize_only.py")] == ["DEV202"]
