@@ -403,14 +403,16 @@ def test_graph_dataset_transform_that_moves_or_is_unknown_makes_the_item_unknown
         from my_transforms import to_gpu
 
         data = Planetoid("/tmp/Cora", "Cora", transform=to_gpu)[0]
-        out = torch.nn.Linear(1433, 7).cuda()(data.x)
+        lin = torch.nn.Linear(1433, 7).cuda()
+        out = lin(data.x)
         """, "normalize_only.py": """
         import torch
         import torch_geometric.transforms as T
         from torch_geometric.datasets import Planetoid
 
         data = Planetoid("/tmp/Cora", "Cora", transform=T.Compose([T.NormalizeFeatures()]))[0]
-        out = torch.nn.Linear(1433, 7).cuda()(data.x)
+        lin = torch.nn.Linear(1433, 7).cuda()
+        out = lin(data.x)
         """})
     assert _codes(tmp_path, "to_device.py") == []
     assert _codes(tmp_path, "own_transform.py") == []
