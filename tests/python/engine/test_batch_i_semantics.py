@@ -15,7 +15,9 @@ the neighbours that must stay silent:
 - a torch_geometric dataset's item is a graph built on the cpu (GRAPH: `.to()` moves it in place) whose
   constructor fields (`data.x`, `data.edge_index`, `data.y` ...) are where the graph is (tables
   graph_datasets, from the wheel);
-- `.cpu()` on a value of unknown kind (a library layer's output) is on the cpu, like `.to()` / `.cuda()`."""
+- `.cpu()` on a value of unknown kind (a library layer's output) is on the cpu, like `.to()` / `.cuda()`;
+- `a if <sizes only> else torch.zeros(...)`: a branch made on the cpu, chosen by a test that reads only sizes
+  (shapes, `len()`, constants), is taken on GPU machines too: the value is on the cpu on that path."""
 
 from __future__ import annotations
 
@@ -417,3 +419,71 @@ def test_graph_dataset_transform_that_moves_or_is_unknown_makes_the_item_unknown
     assert _codes(tmp_path, "to_device.py") == []
     assert _codes(tmp_path, "own_transform.py") == []
     assert [c for _, c in _codes(tmp_path, "normalize_only.py")] == ["DEV202"]
+
+
+# ---- a cpu branch chosen by sizes only
+FEATURES = """
+import torch
+
+
+def dev():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def pair_features(msa):
+    return torch.einsum("ikl,jkl->ij", msa, msa)
+"""
+
+
+def test_cpu_branch_chosen_by_a_size_split_into_files_and_renamed(tmp_path):
+    _project(tmp_path, {"feats.py": FEATURES, "prep.py": """
+        import torch
+        from feats import dev, pair_features
+
+
+        def prepare(tokens):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            depth, width = tokens.shape
+            pairs = pair_features(onehot) if depth > 1 else torch.zeros((depth, depth))
+            return torch.cat((onehot.sum(-1), pairs), dim=-1)
+
+
+        def prepare_len(seqs):
+            x = torch.randn(len(seqs), 8).to(dev())
+            extra = x.t() @ x if len(seqs) >= 2 else torch.zeros(8, 8)
+            return x @ extra
+        """})
+    assert [(line, c) for line, c in _codes(tmp_path, "prep.py")] == [(8, "DEV201"), (14, "DEV201")]
+
+
+def test_cpu_branch_chosen_by_a_flag_or_a_parameter_is_silent(tmp_path):
+    _project(tmp_path, {"feats.py": FEATURES, "prep.py": """
+        import torch
+        from feats import dev, pair_features
+
+
+        def by_flag(tokens, use_gpu):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            pairs = pair_features(onehot) if use_gpu else torch.zeros((4, 4))
+            return torch.cat((onehot.sum(-1), pairs), dim=-1)
+
+
+        def by_parameter(tokens, depth):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            pairs = pair_features(onehot) if depth > 1 else torch.zeros((4, 4))
+            return torch.cat((onehot.sum(-1), pairs), dim=-1)
+
+
+        def by_cuda(tokens):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            pairs = pair_features(onehot) if torch.cuda.is_available() else torch.zeros((4, 4))
+            return torch.cat((onehot.sum(-1), pairs), dim=-1)
+
+
+        def moved(tokens):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            depth = tokens.shape[0]
+            pairs = pair_features(onehot) if depth > 1 else torch.zeros((4, 4)).to(dev())
+            return torch.cat((onehot.sum(-1), pairs), dim=-1)
+        """})
+    assert _codes(tmp_path, "prep.py") == []

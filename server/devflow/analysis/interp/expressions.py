@@ -8,7 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis import framework_api as FW
-from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
+from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
@@ -409,7 +409,24 @@ class Expressions:
         if da is not None and db is not None and da != db:
             return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
-        return self.join(a, b)
+        one_path = self.cpu_on_one_path(node, a, b, frame)
+        return one_path if one_path is not None else self.join(a, b)
+
+    def cpu_on_one_path(self, node: ast.IfExp, a: Val, b: Val, frame) -> Val | None:
+        """`fast_dca(msa) if nrow > 1 else torch.zeros(n, n)`: one branch made here on the cpu, the other on a
+        device, chosen by a test on sizes only (shapes, `len()`, constants: nothing that knows the device).
+        Both paths run on a GPU machine, so on the cpu one the value is on the cpu: it stands for the choice
+        (a miss where the other path mixes, never a false alarm)."""
+        if a.kind != "tensor" or b.kind != "tensor":
+            return None
+        for cpu, other, when in ((a, b, "true"), (b, a, "false")):
+            if cpu.dev is not None and cpu.dev.is_cpu and not cpu.scalar and cpu.origin is not None and \
+                    cpu.origin.kind in ("factory", "legacy") and definitely_differ(CPU, other.dev) and \
+                    _sizes_only(node.test, frame.node):
+                org = Origin(cpu.origin.span, f"{cpu.origin.reason}, where `{self.text(node.test)}` is {when}",
+                             cpu.origin.kind)
+                return Val("tensor", CPU, org, text=self.text(node))
+        return None
 
     def e_BoolOp(self, node, frame):
         vals = [self.eval(v, frame) for v in node.values]
@@ -717,6 +734,67 @@ def _none_branch(node: ast.IfExp) -> str | None:
     if (isinstance(other, ast.Name) and other.id == t.left.id) or (isinstance(other, ast.Constant) and other.value is None):
         return side
     return None
+
+
+_SIZE_METHODS = ("size", "dim", "numel", "nelement", "ndimension")
+
+
+def _sizes_only(test, scope) -> bool:
+    """Whether a condition reads only sizes: constants, `x.shape` / `x.ndim` / `x.size(i)` / `len(x)`, and
+    local names every assignment of which (in `scope`) is such a size (`nrow, ncol = a3m.shape`)."""
+    body = getattr(scope, "body", None)
+    if not isinstance(body, list):
+        return False
+    params = set()
+    if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = scope.args
+        params = {p.arg for p in a.posonlyargs + a.args + a.kwonlyargs} | {p.arg for p in (a.vararg, a.kwarg) if p}
+
+    def size_expr(e, names_ok: bool) -> bool:
+        if isinstance(e, ast.Constant):
+            return isinstance(e.value, (int, float)) and not isinstance(e.value, bool)
+        if isinstance(e, ast.Attribute):
+            return e.attr in ("shape", "ndim")
+        if isinstance(e, ast.Subscript):
+            return size_expr(e.value, names_ok) and size_expr(e.slice, names_ok)
+        if isinstance(e, ast.Call):
+            f = e.func
+            return (isinstance(f, ast.Name) and f.id == "len" and len(e.args) == 1 and not e.keywords) or \
+                (isinstance(f, ast.Attribute) and f.attr in _SIZE_METHODS and
+                 all(size_expr(x, names_ok) for x in e.args))
+        if isinstance(e, ast.BinOp):
+            return size_expr(e.left, names_ok) and size_expr(e.right, names_ok)
+        if isinstance(e, ast.UnaryOp):
+            return size_expr(e.operand, names_ok)
+        if isinstance(e, ast.Compare):
+            return size_expr(e.left, names_ok) and all(size_expr(c, names_ok) for c in e.comparators)
+        if isinstance(e, ast.BoolOp):
+            return all(size_expr(v, names_ok) for v in e.values)
+        if isinstance(e, ast.Name):
+            return names_ok and size_name(e.id)
+        return False
+
+    def size_name(name: str) -> bool:
+        if name in params:
+            return False
+        values = []
+        for n in ast.walk(scope):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and n is not scope:
+                continue
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name) and t.id == name:
+                        values.append(n.value)
+                    elif isinstance(t, ast.Tuple) and any(isinstance(x, ast.Name) and x.id == name for x in t.elts):
+                        values.append(n.value if isinstance(n.value, ast.Attribute) and n.value.attr == "shape" else None)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With, ast.NamedExpr)):
+                targets = [n.target] if not isinstance(n, ast.With) else [i.optional_vars for i in n.items]
+                if any(isinstance(t, ast.Name) and t.id == name for t in targets if t is not None) or \
+                        any(isinstance(x, ast.Name) and x.id == name for t in targets if isinstance(t, ast.Tuple) for x in t.elts):
+                    values.append(None)
+        return bool(values) and all(v is not None and size_expr(v, False) for v in values)
+
+    return size_expr(test, True)
 
 
 def _chosen_device(v: Val) -> Dev | None:
