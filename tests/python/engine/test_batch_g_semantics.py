@@ -175,3 +175,61 @@ def test_data_parallel_gathered_output_meets_a_cpu_target(tmp_path):
             loss = ((score - y) ** 2).mean()
         """})
     assert _codes(tmp_path, "train.py") == [(10, "DEV202")]
+
+
+# ---- variations of batch G cases found at first contact (regression guards)
+def test_gradient_penalty_alpha_on_cpu_inside_a_gan_trainer_class(tmp_path):
+    _project(tmp_path, {"gan/penalty.py": """
+        import torch
+
+        def interpolate(real, fake):
+            eps = torch.rand(real.size(0), 1, 1, 1)
+            return real * eps + fake * (1 - eps)
+
+        def penalty(critic, real, fake):
+            mixed = interpolate(real, fake).requires_grad_(True)
+            grad = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)[0]
+            return ((grad.flatten(1).norm(2, dim=1) - 1) ** 2).mean()
+        """, "train.py": """
+        import argparse
+        import torch
+        import torch.nn as nn
+        from gan.penalty import penalty
+
+        class WGANTrainer:
+            def __init__(self, args):
+                self.device = torch.device(args.device)
+                self.G = nn.Sequential(nn.Linear(16, 3 * 8 * 8), nn.Tanh()).to(self.device)
+                self.D = nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 1)).to(self.device)
+
+            def critic_step(self, real):
+                real = real.to(self.device)
+                fake = self.G(torch.randn(real.size(0), 16, device=self.device)).view(-1, 3, 8, 8)
+                return self.D(fake).mean() - self.D(real).mean() + 10 * penalty(self.D, real, fake)
+
+        p = argparse.ArgumentParser()
+        p.add_argument("--device", default="cuda")
+        trainer = WGANTrainer(p.parse_args())
+        for real, _ in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.rand(8, 3, 8, 8), torch.zeros(8)), batch_size=4):
+            trainer.critic_step(real)
+        """})
+    assert _codes(tmp_path, "train.py") == [(15, "DEV201")]  # the call into penalty(), where it fails
+
+
+def test_gradient_penalty_alpha_made_on_the_inputs_device_silent(tmp_path):
+    _project(tmp_path, {"penalty.py": """
+        import torch
+
+        def interpolate(real, fake):
+            eps = torch.rand(real.size(0), 1, 1, 1, device=real.device)
+            return real * eps + fake * (1 - eps)
+        """, "train.py": """
+        import torch
+        from penalty import interpolate
+
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        real = torch.rand(4, 3, 8, 8).to(device)
+        fake = torch.rand(4, 3, 8, 8, device=device)
+        mixed = interpolate(real, fake)
+        """})
+    assert _codes(tmp_path, "train.py") == []
