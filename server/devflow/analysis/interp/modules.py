@@ -116,6 +116,10 @@ class Modules:
     """Module objects: calls, moves and methods; methods of other heap objects."""
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
+        out = self._call_module(node, mod, args, kwargs, frame, method)
+        return out if method else self.data_parallel_gather(mod, out)
+
+    def _call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
         if not method:
             args, kwargs, mod = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs, mod)

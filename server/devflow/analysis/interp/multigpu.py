@@ -23,7 +23,7 @@ import copy
 import re
 
 from devflow.analysis.findings import Finding
-from devflow.analysis.lattice import ANY_INDEX, CPU, Dev, definitely_differ
+from devflow.analysis.lattice import ANY_INDEX, CPU, TOP, Dev, definitely_differ
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import FuncRef, span_of
 
@@ -194,6 +194,26 @@ class MultiGpu:
                       text=mod.text)
         return [Val("tensor", dev, org, scalar=a.scalar) if a.kind == "tensor" else a for a in args], \
             {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
+
+    def data_parallel_gather(self, mod: Val, out: Val) -> Val:
+        """What a DataParallel call returns: the replicas' outputs gathered on output_device (device_ids[0]),
+        so a tensor forward returned on the replica's GPU is on device_ids[0] after the call (unknown when
+        device_ids[0] is)."""
+        dp = getattr(mod.obj, "data_parallel", None) if mod.obj is not None else None
+        if dp is None or self.standalone or not dp[3]:
+            return out
+        first, wrap_span = dp[0], dp[2]
+        org = Origin(wrap_span, f"gathered on device_ids[0] by DataParallel (line {wrap_span.line})", "placed")
+
+        def gather(v: Val) -> Val:
+            if v.kind == "tensor" and v.dev is not None and v.dev.text == _REPLICA:
+                return Val("tensor", first if first is not None else TOP, org, scalar=v.scalar, text=v.text, batch=v.batch)
+            if v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.obj.items:
+                items = [gather(i) for i in v.obj.items]
+                if any(a is not b for a, b in zip(items, v.obj.items)):
+                    return Val("obj", obj=Obj(v.obj.kind, qual=v.obj.qual, items=items), elem=v.elem)
+            return v
+        return gather(out)
 
     def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict) -> Obj:
         """What `replicate()` gives a replica: module objects copied, parameters and buffers on its GPU.

@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -497,6 +497,9 @@ class Statements:
             return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
+        placed = _tensor_or_tensors(a, b) or _tensor_or_tensors(b, a)
+        if placed is not None:
+            return placed
         if a.kind == b.kind == "obj" and a.obj is not None and b.obj is not None and \
                 a.obj.kind == b.obj.kind == "optimizer" and a.obj.modules and \
                 {id(m) for m in a.obj.modules} == {id(m) for m in b.obj.modules}:
@@ -513,6 +516,19 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join(old, v)
         return out
+
+
+def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
+    """`return x.cuda()` on one path, `return [v.cuda() for v in x]` on another (a helper that accepts a
+    tensor or a list of them): either way every tensor it gives is on that one device, which is what a
+    collated value is (a tensor, or a list/tuple of them, all on one device). None: not that join."""
+    if t.kind != "tensor" or t.dev is None or not t.dev.known or t.scalar or seq.kind != "obj" or seq.obj is None \
+            or seq.obj.kind not in ("list", "tuple"):
+        return None
+    items = [*seq.obj.items, *([seq.elem] if seq.elem is not None else [])]
+    if not items or any(v.kind != "tensor" or v.dev != t.dev for v in items):
+        return None
+    return Val("tensor", t.dev, t.origin, batch=COLLATED)
 
 
 # Tensor methods that only change the dtype: on a Parameter that has that dtype already they return
