@@ -30,10 +30,15 @@ class Project:
     extras: dict[str, str] = field(default_factory=dict)  # files copied unchanged (fixture.py)
     causes: set[str] = field(default_factory=set)  # labels of cause lines (the statements to move)
     sources: dict[str, str] = field(default_factory=dict)  # the unrewritten texts
+    data: dict[str, str] = field(default_factory=dict)  # non-Python files copied unchanged (pyproject.toml)
 
     def clone(self) -> "Project":
         return Project(self.entry, copy.deepcopy(self.trees), list(self.labels), dict(self.extras), set(self.causes),
-                       dict(self.sources))
+                       dict(self.sources), dict(self.data))
+
+    def module_names(self) -> set[str]:
+        """Names the project's files are imported by: each file's stem and every folder above it."""
+        return {part for name in self.trees for part in name[:-3].split("/")}
 
     @property
     def entry_tree(self) -> ast.Module:
@@ -164,6 +169,7 @@ def render(proj: Project) -> Rendered:
                 spans.setdefault(label, []).append((name, new.lineno, header_end(new)))
         files[name] = text
     files.update(proj.extras)
+    files.update(proj.data)
     return Rendered(files, spans)
 
 

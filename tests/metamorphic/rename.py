@@ -118,10 +118,13 @@ class _Collector(ast.NodeVisitor):
 
 
 class _Renamer(ast.NodeTransformer):
-    def __init__(self, mapping, names, attrs, callables, params, project_modules, user_classes):
+    def __init__(self, mapping, names, attrs, callables, params, project_modules, user_classes, imported=(),
+                 instances=(set(), set())):
         self.m, self.names, self.attrs = mapping, names, attrs
         self.callables, self.params = callables, params
         self.project_modules, self.user_classes = project_modules, user_classes
+        self.imported = set(imported) - set(project_modules)
+        self.instance_names, self.instance_attrs = instances
         self.class_stack: list[ast.ClassDef] = []
 
     def visit_Name(self, node):
@@ -172,6 +175,12 @@ class _Renamer(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         v = node.value
+        root = v
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if isinstance(root, ast.Name) and root.id in self.imported:
+            self.generic_visit(node)  # an attribute of a library module (`nn.utils.rnn`), not the user's `self.rnn`
+            return node
         if node.attr in self.attrs or (isinstance(v, ast.Name) and v.id in self.project_modules
                                        and node.attr in self.names):
             node.attr = self.m[node.attr]
@@ -189,8 +198,10 @@ class _Renamer(ast.NodeTransformer):
 
     def _user_callee(self, f) -> bool:
         if isinstance(f, ast.Name):
-            return f.id in self.callables
+            return f.id in self.callables or f.id in self.instance_names
         if isinstance(f, ast.Attribute):
+            if f.attr in self.instance_attrs and isinstance(f.value, ast.Name) and f.value.id == "self":
+                return True
             if (isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super"
                     and self.class_stack):
                 return any(isinstance(b, ast.Name) and b.id in self.user_classes for b in self.class_stack[-1].bases)
@@ -207,7 +218,7 @@ class _Renamer(ast.NodeTransformer):
 
 
 def rename(proj: Project) -> Project:
-    modules = {name[:-3] for name in proj.trees} | {"buggy", "fixed"}
+    modules = proj.module_names() | {"buggy", "fixed"}
     extras = {name: ast.parse(text) for name, text in proj.extras.items()}  # fixtures share the names
     trees = [*proj.trees.values(), *extras.values()]
     col = _Collector(modules)
@@ -215,7 +226,8 @@ def rename(proj: Project) -> Project:
         col.visit(tree)
     drop = BUILTINS | KEEP | col.imported | modules
     names = {n for n in col.names if not (n.startswith("__") and n.endswith("__"))} - drop
-    attrs = {a for a in col.attrs if not a.startswith("__")} - LIBRARY_ATTRS - col.argparse_dests - drop
+    attrs = ({a for a in col.attrs if not a.startswith("__")} - LIBRARY_ATTRS - col.argparse_dests - drop
+             - _foreign_protocol(trees, modules))
     if not names:
         raise NotApplicable("no user-defined names")
     taken = all_identifiers(trees)
@@ -228,8 +240,73 @@ def rename(proj: Project) -> Project:
             new = f"{'K' if n[:1].isupper() else 'n'}{i}_"
         mapping[n] = new
     user_classes = {n.name for t in trees for n in ast.walk(t) if isinstance(n, ast.ClassDef)}
-    r = _Renamer(mapping, names, attrs, col.callables, col.params, modules, user_classes)
+    r = _Renamer(mapping, names, attrs, col.callables, col.params, modules, user_classes, col.imported,
+                 _instances(trees, user_classes))
     for tree in trees:
         r.visit(tree)
     proj.extras = {name: ast.unparse(tree) + "\n" for name, tree in extras.items()}
     return proj
+
+
+def _instances(trees, user_classes: set[str]) -> tuple[set[str], set[str]]:
+    """Names and `self` attributes bound to an instance of a user class (`net = Net(...).cuda()`): calling
+    them calls the user's `forward` / `__call__`, so their keyword arguments are the user's parameters."""
+    names, attrs = set(), set()
+    for tree in trees:
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.Assign):
+                continue
+            v = n.value
+            while isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Call):
+                v = v.func.value  # Net(...).to(device).eval()
+            f = v.func if isinstance(v, ast.Call) else None
+            cls = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if cls not in user_classes:
+                continue
+            for t in n.targets:
+                if isinstance(t, ast.Name):
+                    names.add(t.id)
+                elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                    attrs.add(t.attr)
+    return names, attrs
+
+
+def _foreign_protocol(trees, project_modules: set[str]) -> set[str]:
+    """Methods, class fields and `self` attributes of classes that derive (directly or through user classes)
+    from a library class other than torch's (a LightningModule's `training_step`, a gym Env's `step`): the
+    library calls or reads them by name, and its protocol is not introspected here, so they keep their names."""
+    from .split_module import _dotted, _import_table
+
+    classes = []
+    for tree in trees:
+        imports = _import_table(tree)
+        classes += [(c, imports) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)]
+    user = {c.name for c, _ in classes}
+    foreign: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for c, imports in classes:
+            if c.name in foreign:
+                continue
+            for b in c.bases:
+                d = _dotted(b, imports) or ""
+                root = d.split(".")[0]
+                if (d and not d.startswith("torch.") and root != "object" and (d not in user or d in foreign)
+                        and root not in project_modules):
+                    foreign.add(c.name)
+                    changed = True
+                    break
+    out: set[str] = set()
+    for c, _ in classes:
+        if c.name not in foreign:
+            continue
+        for n in ast.walk(c):
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.add(n.name)
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                out.add(n.attr)
+        for stmt in c.body:
+            for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []:
+                out.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+    return out

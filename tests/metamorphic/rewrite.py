@@ -41,7 +41,10 @@ class Variant:
 
 
 def variant(case_dir: Path, kind: str, role: str, original: Project | None = None) -> Variant:
-    original = original or load(case_dir, role)
+    if original is None:
+        from . import fixtures
+
+        original = load(case_dir, role) if (case_dir / "case.json").exists() else fixtures.load(case_dir, role)
     try:
         rendered = render(REWRITES[kind](original.clone()))
         return Variant(case_dir.name, kind, role, original, rendered, None)

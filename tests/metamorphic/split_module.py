@@ -93,17 +93,20 @@ def split_module(proj: Project) -> Project:
             todo.append(dep)
     moved_ids = {id(s) for s in moved}
     order = [s for s in tree.body if id(s) in moved_ids]
-    taken = {n[:-3] for n in proj.trees} | set(top_level) | {"buggy", "fixed", "fixture"}
+    taken = proj.module_names() | set(top_level) | {"buggy", "fixed", "fixture"}
     mod = fresh("networks", taken)
+    # the new module sits next to the script; inside a package it is imported relatively
+    folder = proj.entry.rpartition("/")[0]
+    package = bool(folder) and f"{folder}/__init__.py" in proj.trees
     header = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     first = next(i for i, s in enumerate(tree.body) if id(s) in moved_ids)
     names = sorted({n for s in order for n in _bound(s)})
-    imp = ast.parse(f"from {mod} import {', '.join(names)}").body[0]
+    imp = ast.parse(f"from {'.' if package else ''}{mod} import {', '.join(names)}").body[0]
     rest = [s for s in tree.body if id(s) not in moved_ids]
     rest.insert(sum(1 for s in tree.body[:first] if id(s) not in moved_ids), imp)
     tree.body = rest
     docstring = []
-    proj.trees[f"{mod}.py"] = ast.Module(body=[*docstring, *[_copy_import(s) for s in header], *order], type_ignores=[])
+    proj.trees[f"{folder}/{mod}.py" if folder else f"{mod}.py"] = ast.Module(body=[*docstring, *[_copy_import(s) for s in header], *order], type_ignores=[])
     return proj
 
 
