@@ -40,6 +40,10 @@ class Project:
         """Names the project's files are imported by: each file's stem and every folder above it."""
         return {part for name in self.trees for part in name[:-3].split("/")}
 
+    def top_level_modules(self) -> set[str]:
+        """Names an absolute import can start with (a folder inside the case can shadow nothing else)."""
+        return {name[:-3].split("/")[0] for name in self.trees}
+
     @property
     def entry_tree(self) -> ast.Module:
         return self.trees[self.entry]
