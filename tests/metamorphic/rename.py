@@ -227,7 +227,8 @@ class _Renamer(ast.NodeTransformer):
                 return True
             if (isinstance(f.value, ast.Call) and isinstance(f.value.func, ast.Name) and f.value.func.id == "super"
                     and self.class_stack):
-                return any(isinstance(b, ast.Name) and b.id in self.user_classes for b in self.class_stack[-1].bases)
+                classes = self.user_classes | {self.m[c] for c in self.user_classes if c in self.m}  # bases may be renamed
+                return any(isinstance(b, ast.Name) and b.id in classes for b in self.class_stack[-1].bases)
             return f.attr in self.callables and f.attr in self.attrs or f.attr in self.user_classes
         return False
 
@@ -267,6 +268,7 @@ def rename(proj: Project) -> Project:
     r = _Renamer(mapping, names, attrs, col.callables, col.params, tops, user_classes, col.imported,
                  _instances(trees, user_classes))
     r.module_aliases = col.module_aliases
+    r.imported -= col.module_aliases  # `from . import sibling`: its attributes are the user's names
     # a keyword passed to a callee that is neither the user's (known) nor a library's (rooted at an import)
     # may name a user parameter: that parameter keeps its name
     while True:
