@@ -25,8 +25,9 @@ from metamorphic.rewrite import REWRITES, variant  # noqa: E402
 from metamorphic.project import render  # noqa: E402
 
 UNSEEN = ROOT / "tests" / "fixtures" / "engine" / "unseen"
-# Measured (s13): agreement 98.5% over all rewrites before the rewriter and engine fixes of this session
-# (rename 78.8%: mostly rewriter faults), 100% after; every rewrite kind must agree on at least this share.
+# Measured (s13): agreement 95.0% over all rewrites at first (rename 78.8%, split_module 87.5%, wrap_main 97.0%;
+# the rename and wrap_main losses were rewriter faults, the split_module ones engine gaps), 100% after the
+# fixes; every rewrite kind must agree on at least this share.
 AGREEMENT_TARGET = 0.97
 FIXED_DIAGNOSTICS_MAX = 0
 MIN_APPLIED = {"identity": 60, "rename": 60, "split_module": 12, "wrap_main": 25, "helper_1": 60, "helper_2": 60,
