@@ -5,7 +5,8 @@ keyed by its path inside the case, the bug lines are the case's `expect.txt` ("f
 silent, no twin) are measured as fixed variants only. Other files (pyproject.toml, ...) are copied as is.
 
 The entry (the file that file-level rewrites such as split_module / wrap_main / trainer work on) is the
-file of the first bug line; for a silent case, the file with the most top-level code."""
+file of the first bug line; for a silent case, the file with the most top-level code. Where a file-level
+rewrite does not apply to it, the other bug files and then the scripts are tried in turn."""
 
 from __future__ import annotations
 
@@ -75,6 +76,10 @@ def load(case_dir: Path, role: str) -> Project:
                 mapped += [(f, m) for m in map_lines(buggy_py[f], py[f], [ln])]
         bugs = mapped
     proj = Project(entry, trees, sources=dict(py))
+    # then the other files with a bug line, then the scripts (files with top-level code)
+    rest = [f for f, _ in bugs if f != entry] + sorted((n for n in trees if _top_level_code(trees[n])),
+                                                        key=lambda n: -_top_level_code(trees[n]))
+    proj.other_entries = [f for i, f in enumerate(rest) if f != entry and f not in rest[:i]]
     proj.data = data
     for f, ln in bugs:
         node = innermost_stmt(trees[f], ln) if f in trees else None

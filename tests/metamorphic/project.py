@@ -31,10 +31,11 @@ class Project:
     causes: set[str] = field(default_factory=set)  # labels of cause lines (the statements to move)
     sources: dict[str, str] = field(default_factory=dict)  # the unrewritten texts
     data: dict[str, str] = field(default_factory=dict)  # non-Python files copied unchanged (pyproject.toml)
+    other_entries: list[str] = field(default_factory=list)  # files a file-level rewrite may use instead of `entry`
 
     def clone(self) -> "Project":
         return Project(self.entry, copy.deepcopy(self.trees), list(self.labels), dict(self.extras), set(self.causes),
-                       dict(self.sources), dict(self.data))
+                       dict(self.sources), dict(self.data), list(self.other_entries))
 
     def module_names(self) -> set[str]:
         """Names the project's files are imported by: each file's stem and every folder above it."""

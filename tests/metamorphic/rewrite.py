@@ -45,13 +45,18 @@ def variant(case_dir: Path, kind: str, role: str, original: Project | None = Non
         from . import fixtures
 
         original = load(case_dir, role) if (case_dir / "case.json").exists() else fixtures.load(case_dir, role)
-    try:
-        rendered = render(REWRITES[kind](original.clone()))
-        return Variant(case_dir.name, kind, role, original, rendered, None)
-    except NotApplicable as e:
-        return Variant(case_dir.name, kind, role, original, None, f"not applicable: {e}")
-    except (RoundTripError, SyntaxError) as e:
-        return Variant(case_dir.name, kind, role, original, None, f"invalid output: {e}")
+    why = None
+    for entry in [original.entry, *original.other_entries]:  # a multi-file fixture: the next file may fit
+        proj = original.clone()
+        proj.entry = entry
+        try:
+            rendered = render(REWRITES[kind](proj))
+            return Variant(case_dir.name, kind, role, original, rendered, None)
+        except NotApplicable as e:
+            why = why or e
+        except (RoundTripError, SyntaxError) as e:
+            return Variant(case_dir.name, kind, role, original, None, f"invalid output: {e}")
+    return Variant(case_dir.name, kind, role, original, None, f"not applicable: {why}")
 
 
 def case_dirs(shared: Path) -> list[Path]:

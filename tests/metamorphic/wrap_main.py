@@ -41,7 +41,8 @@ def _definition_time_nodes(s):
 
 def _imported_by_others(proj: Project) -> bool:
     """Another project file imports the entry (its top-level code then runs on import, not as a script)."""
-    stem = proj.entry[:-3].split("/")[-1]
+    parts = proj.entry[:-3].split("/")
+    stem = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]  # a package is imported by its folder
     for name, tree in proj.trees.items():
         if name == proj.entry:
             continue

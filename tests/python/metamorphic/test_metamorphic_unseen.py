@@ -30,8 +30,8 @@ UNSEEN = ROOT / "tests" / "fixtures" / "engine" / "unseen"
 # fixes; every rewrite kind must agree on at least this share.
 AGREEMENT_TARGET = 0.97
 FIXED_DIAGNOSTICS_MAX = 0
-MIN_APPLIED = {"identity": 60, "rename": 60, "split_module": 12, "wrap_main": 25, "helper_1": 60, "helper_2": 60,
-               "device_args": 35, "device_config": 35, "trainer": 15}
+MIN_APPLIED = {"identity": 60, "rename": 60, "split_module": 18, "wrap_main": 40, "helper_1": 60, "helper_2": 60,
+               "device_args": 35, "device_config": 35, "trainer": 25}
 
 
 @pytest.fixture(scope="module")
