@@ -3,7 +3,8 @@
 # safetensors, diffusers (downloaded into .cache/knowledge, read by an ast scan; pins in
 # tools/knowledge/pins.py; also einops, tiktoken, torchtext for frameworks.json). The generated files are
 # committed; the engine loads them.
-# Also the metamorphic measurement (tests/metamorphic): the engine on rewritten corpus cases.
+# Also the metamorphic measurement (tests/metamorphic): the engine on rewritten corpus cases and on the
+# rewritten unseen real cases (tests/fixtures/engine/unseen: their expect.txt lines, _fixed twins, silent cases).
 
 .PHONY: knowledge knowledge-check metamorphic
 
@@ -16,3 +17,4 @@ knowledge-check: setup-test
 
 metamorphic: setup-test
 	$(BIN)/python tests/metamorphic/run.py --shared $(SHARED)
+	$(BIN)/python tests/metamorphic/run.py --fixtures tests/fixtures/engine/unseen

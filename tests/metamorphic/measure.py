@@ -18,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .project import Project, Rendered, original_spans, render
+from . import fixtures as fixture_source
 from .rewrite import REWRITES, case_dirs, load, variant
 
 
@@ -27,6 +28,7 @@ def _check(files: dict[str, str], project: set[str]) -> dict[str, list[tuple[str
     out = {}
     with tempfile.TemporaryDirectory(prefix="devflow-mm-") as tmp:
         for name, text in files.items():
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
             (Path(tmp) / name).write_text(text)
         for name in sorted(project):
             res = api.check_path(str(Path(tmp) / name))
@@ -49,23 +51,30 @@ def _original(proj: Project) -> tuple[dict, dict]:
 
 
 def _source_files(proj: Project) -> dict[str, str]:
-    return {**proj.sources, **proj.extras}
+    return {**proj.sources, **proj.extras, **proj.data}
 
 
-def evaluate(shared: Path, kinds: list[str] | None = None, cases: list[str] | None = None) -> dict:
+def evaluate(shared: Path | None, kinds: list[str] | None = None, cases: list[str] | None = None,
+             fixtures: Path | None = None) -> dict:
+    """The public corpus cases under `shared`, or (`fixtures`) the engine fixture projects of a folder."""
     kinds = kinds or list(REWRITES)
     rows = []
-    for d in case_dirs(shared):
+    dirs = fixture_source.case_dirs(fixtures) if fixtures else case_dirs(shared)
+    loader = fixture_source.load if fixtures else load
+    for d in dirs:
         if cases and d.name not in cases:
             continue
-        buggy, fixed = load(d, "buggy"), load(d, "fixed")
-        base_diags, base_spans = _original(buggy)
-        base_hit = _hit(base_diags, base_spans)
+        silent = bool(fixtures) and fixture_source.is_silent(d)
+        buggy, fixed = (None if silent else loader(d, "buggy")), loader(d, "fixed")
+        base_hit = None
+        if buggy is not None:
+            base_diags, base_spans = _original(buggy)
+            base_hit = _hit(base_diags, base_spans)
         for kind in kinds:
             row = {"case": d.name, "kind": kind, "base_hit": base_hit}
-            vb = variant(d, kind, "buggy", buggy)
-            row["skipped"] = vb.skipped
-            if vb.rendered is not None:
+            vb = variant(d, kind, "buggy", buggy) if buggy is not None else None
+            row["skipped"] = vb.skipped if vb else "silent case: no buggy variant"
+            if vb is not None and vb.rendered is not None:
                 diags = _check(vb.rendered.files, set(vb.rendered.files) - set(buggy.extras))
                 row["hit"] = _hit(diags, vb.rendered.spans)
                 row["reported"] = {f: [f"{c}:{ln}" for c, ln in v] for f, v in diags.items() if v}

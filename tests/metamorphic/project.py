@@ -30,10 +30,20 @@ class Project:
     extras: dict[str, str] = field(default_factory=dict)  # files copied unchanged (fixture.py)
     causes: set[str] = field(default_factory=set)  # labels of cause lines (the statements to move)
     sources: dict[str, str] = field(default_factory=dict)  # the unrewritten texts
+    data: dict[str, str] = field(default_factory=dict)  # non-Python files copied unchanged (pyproject.toml)
+    other_entries: list[str] = field(default_factory=list)  # files a file-level rewrite may use instead of `entry`
 
     def clone(self) -> "Project":
         return Project(self.entry, copy.deepcopy(self.trees), list(self.labels), dict(self.extras), set(self.causes),
-                       dict(self.sources))
+                       dict(self.sources), dict(self.data), list(self.other_entries))
+
+    def module_names(self) -> set[str]:
+        """Names the project's files are imported by: each file's stem and every folder above it."""
+        return {part for name in self.trees for part in name[:-3].split("/")}
+
+    def top_level_modules(self) -> set[str]:
+        """Names an absolute import can start with (a folder inside the case can shadow nothing else)."""
+        return {name[:-3].split("/")[0] for name in self.trees}
 
     @property
     def entry_tree(self) -> ast.Module:
@@ -164,6 +174,7 @@ def render(proj: Project) -> Rendered:
                 spans.setdefault(label, []).append((name, new.lineno, header_end(new)))
         files[name] = text
     files.update(proj.extras)
+    files.update(proj.data)
     return Rendered(files, spans)
 
 

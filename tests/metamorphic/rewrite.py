@@ -30,6 +30,17 @@ REWRITES = {
 }
 
 
+# Measured on request only (`--kind split_functions`), not in the default table: module-level functions (and
+# the globals they read) moved into a `helpers` module. On the unseen cases it shows two engine gaps still
+# open (s13): a module-level model built in an imported file is unknown to the importer's run (a loss), and
+# a helper module's function reading a global model that only its importer moves is reported standalone
+# (a diagnostic on a fixed twin).
+EXTRA_REWRITES = {
+    "split_functions": lambda p: split_module(p, "functions"),
+}
+ALL_REWRITES = {**REWRITES, **EXTRA_REWRITES}
+
+
 @dataclass
 class Variant:
     case: str
@@ -41,14 +52,22 @@ class Variant:
 
 
 def variant(case_dir: Path, kind: str, role: str, original: Project | None = None) -> Variant:
-    original = original or load(case_dir, role)
-    try:
-        rendered = render(REWRITES[kind](original.clone()))
-        return Variant(case_dir.name, kind, role, original, rendered, None)
-    except NotApplicable as e:
-        return Variant(case_dir.name, kind, role, original, None, f"not applicable: {e}")
-    except (RoundTripError, SyntaxError) as e:
-        return Variant(case_dir.name, kind, role, original, None, f"invalid output: {e}")
+    if original is None:
+        from . import fixtures
+
+        original = load(case_dir, role) if (case_dir / "case.json").exists() else fixtures.load(case_dir, role)
+    why = None
+    for entry in [original.entry, *original.other_entries]:  # a multi-file fixture: the next file may fit
+        proj = original.clone()
+        proj.entry = entry
+        try:
+            rendered = render(ALL_REWRITES[kind](proj))
+            return Variant(case_dir.name, kind, role, original, rendered, None)
+        except NotApplicable as e:
+            why = why or e
+        except (RoundTripError, SyntaxError) as e:
+            return Variant(case_dir.name, kind, role, original, None, f"invalid output: {e}")
+    return Variant(case_dir.name, kind, role, original, None, f"not applicable: {why}")
 
 
 def case_dirs(shared: Path) -> list[Path]:

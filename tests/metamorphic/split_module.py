@@ -54,15 +54,19 @@ def _loads(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def split_module(proj: Project) -> Project:
+def split_module(proj: Project, what: str = "models") -> Project:
+    """what: "models" (the nn.Module classes, into `networks`) or "functions" (the module-level functions
+    other than the entry point, into `helpers`: a user's utils module)."""
     tree = proj.entry_tree
     imports = _import_table(tree)
     models: set[str] = set()
     for s in tree.body:
-        if isinstance(s, ast.ClassDef) and _is_model(s, imports, models):
+        if what == "models" and isinstance(s, ast.ClassDef) and _is_model(s, imports, models):
+            models.add(s.name)
+        elif what == "functions" and isinstance(s, FUNCS) and s.name not in ("main", "run", "train"):
             models.add(s.name)
     if not models:
-        raise NotApplicable("no nn.Module class in the script")
+        raise NotApplicable("no nn.Module class in the script" if what == "models" else "no helper function")
     # how often each module-level name is bound, and names declared global anywhere
     counts: dict[str, int] = {}
     for s in tree.body:
@@ -75,7 +79,9 @@ def split_module(proj: Project) -> Project:
     globals_declared = {x for n in ast.walk(tree) if isinstance(n, ast.Global) for x in n.names}
     by_name = {name: s for s in tree.body for name in _bound(s)}
     top_level = module_names(tree)
-    moved: list[ast.stmt] = [s for s in tree.body if isinstance(s, ast.ClassDef) and s.name in models]
+    moved: list[ast.stmt] = [s for s in tree.body if isinstance(s, (ast.ClassDef, *FUNCS)) and s.name in models]
+    if any(isinstance(n, ast.Global) for s in moved for n in ast.walk(s)):
+        raise NotApplicable("a moved definition rebinds a module global")
     todo = list(moved)
     while todo:
         s = todo.pop()
@@ -93,17 +99,20 @@ def split_module(proj: Project) -> Project:
             todo.append(dep)
     moved_ids = {id(s) for s in moved}
     order = [s for s in tree.body if id(s) in moved_ids]
-    taken = {n[:-3] for n in proj.trees} | set(top_level) | {"buggy", "fixed", "fixture"}
-    mod = fresh("networks", taken)
+    taken = proj.module_names() | set(top_level) | {"buggy", "fixed", "fixture"}
+    mod = fresh("networks" if what == "models" else "helpers", taken)
+    # the new module sits next to the script; inside a package it is imported relatively
+    folder = proj.entry.rpartition("/")[0]
+    package = bool(folder) and f"{folder}/__init__.py" in proj.trees
     header = [s for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))]
     first = next(i for i, s in enumerate(tree.body) if id(s) in moved_ids)
     names = sorted({n for s in order for n in _bound(s)})
-    imp = ast.parse(f"from {mod} import {', '.join(names)}").body[0]
+    imp = ast.parse(f"from {'.' if package else ''}{mod} import {', '.join(names)}").body[0]
     rest = [s for s in tree.body if id(s) not in moved_ids]
     rest.insert(sum(1 for s in tree.body[:first] if id(s) not in moved_ids), imp)
     tree.body = rest
     docstring = []
-    proj.trees[f"{mod}.py"] = ast.Module(body=[*docstring, *[_copy_import(s) for s in header], *order], type_ignores=[])
+    proj.trees[f"{folder}/{mod}.py" if folder else f"{mod}.py"] = ast.Module(body=[*docstring, *[_copy_import(s) for s in header], *order], type_ignores=[])
     return proj
 
 

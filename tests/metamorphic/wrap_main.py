@@ -39,8 +39,26 @@ def _definition_time_nodes(s):
         yield from s.bases
 
 
+def _imported_by_others(proj: Project) -> bool:
+    """Another project file imports the entry (its top-level code then runs on import, not as a script)."""
+    parts = proj.entry[:-3].split("/")
+    stem = parts[-2] if parts[-1] == "__init__" and len(parts) > 1 else parts[-1]  # a package is imported by its folder
+    for name, tree in proj.trees.items():
+        if name == proj.entry:
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Import) and any(stem in a.name.split(".") for a in n.names):
+                return True
+            if isinstance(n, ast.ImportFrom) and (stem in (n.module or "").split(".")
+                                                  or any(a.name == stem for a in n.names)):
+                return True
+    return False
+
+
 def wrap_main(proj: Project) -> Project:
     tree = proj.entry_tree
+    if _imported_by_others(proj):
+        raise NotApplicable("the script is imported by another project file")
     head, body = [], []
     defs = []
     for i, s in enumerate(tree.body):

@@ -23,6 +23,7 @@ class Reporting:
     def add(self, f: Finding) -> Finding:
         if f.span.line >= LINE_BASE:
             self.exported.append((replace(f, related=list(f.related)), f))  # for the file it lies in
+            self._export_along_calls(f)
             if not self.anchor_foreign(f):
                 return f  # inside an imported file, reached from no place of the checked file
         else:
@@ -31,6 +32,24 @@ class Reporting:
         if key not in self.findings:
             self.findings[key] = f
         return self.findings[key]
+
+    def _export_along_calls(self, f: Finding) -> None:
+        """A finding inside an imported file is also, for each other imported file the call chain passes
+        through (the model class in its own module, called by the script, calling a library layer), at that
+        file's innermost call that led there: what the checked file's own call site is for the checked file.
+        `models.py` then shows what the same class shows when it sits in the script."""
+        done = {f.span.line // LINE_BASE}
+        fr = self.frame
+        while fr is not None:
+            call = fr.call_node
+            line = getattr(call, "lineno", 0) if call is not None else 0
+            if call is not None and line < LINE_BASE:
+                return  # the checked file: anchor_foreign places it there
+            if call is not None and line // LINE_BASE not in done:
+                done.add(line // LINE_BASE)
+                self.exported.append((Finding(f.code, span_of(call), f"{f.message} (at {self.place(f.span.line)})",
+                                              list(f.related), None), f))
+            fr = fr.parent
 
     def report_added_after_move(self, parent: Obj, child: Obj, target, st, frame: Frame) -> None:
         mv = parent.moved

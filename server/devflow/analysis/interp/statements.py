@@ -315,9 +315,12 @@ class Statements:
     s_AsyncFunctionDef = s_FunctionDef
 
     def s_ClassDef(self, st, frame):
-        by_node = self.__dict__.get("_class_of_node")
-        if by_node is None:  # built once: a lookup per class definition stays linear in the file
-            by_node = self._class_of_node = {id(c.node): c for c in self.index.all_classes}
+        # built once per file (an imported module's classes live in its own index): a lookup per class
+        # definition stays linear in the file
+        cache = self.__dict__.setdefault("_class_of_node", {})
+        by_node = cache.get(id(self.index))
+        if by_node is None:
+            by_node = cache[id(self.index)] = {id(c.node): c for c in self.index.all_classes}
         info = by_node.get(id(st))
         if info is not None:
             frame.env[st.name] = Val("class", func=info)
@@ -327,7 +330,13 @@ class Statements:
                 # the name keeps the class
                 d = self.eval(deco, frame)
                 if d.kind == "func" and d.func is not None and not isinstance(deco, ast.Call):
-                    self.call_function(d.func, [frame.env[st.name]], {}, None, deco)
+                    # it runs when the class is defined, also in an imported module's body (whose own calls
+                    # are otherwise not followed): a class imported from its own file keeps the methods
+                    saved, self.standalone = self.standalone, False
+                    try:
+                        self.call_function(d.func, [frame.env[st.name]], {}, None, deco)
+                    finally:
+                        self.standalone = saved
         return False
 
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
