@@ -433,9 +433,16 @@ class Modules:
             obj.attrs[key] = args[1]
             if args[1].obj is not None:
                 args[1].obj.in_plain_container = False  # type: ignore[attr-defined]
-            if obj.cls is None and obj.qual.endswith(("Sequential", "ModuleList", "ModuleDict")):
-                # `nn.Sequential()` filled by add_module: the child runs in order and places the container
-                _add_to_container(obj, [args[1]])
+            added = getattr(obj, "added_names", None)
+            if obj.cls is None and obj.qual.endswith(("Sequential", "ModuleList", "ModuleDict")) and \
+                    (added is not None or not obj.items):
+                # `nn.Sequential()` built empty and filled by add_module (`"L%i" % i` in a loop too): the child
+                # runs in order and places the container; a name given again replaces a child: unknown
+                if not (args[0].kind == "const" and args[0].const in (added or ())):
+                    obj.added_names = (added or set()) | ({args[0].const} if args[0].kind == "const" else set())  # type: ignore[attr-defined]
+                    _add_to_container(obj, [args[1]])
+                else:
+                    obj.items, obj.dev = [], TOP
             return Val("const", const=None)
         if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
             _add_to_container(obj, [a for a in args if a.kind == "module"])
