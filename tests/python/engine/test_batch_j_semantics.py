@@ -119,3 +119,18 @@ def test_silent_when_the_filled_model_is_moved_or_the_child_is_unknown(tmp_path)
     assert _codes(tmp_path, "ok.py") == []
     assert _codes(tmp_path, "unknown.py") == []
     assert _codes(tmp_path, "moved_first.py") == []
+
+
+def test_silent_when_a_name_is_added_again(tmp_path):
+    # the second add_module("body", ...) replaces the first child: which one runs is not tracked
+    _project(tmp_path, {"r.py": '''
+        import torch
+        from torch import nn
+
+        DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+        seq = nn.Sequential()
+        seq.add_module("body", nn.Linear(4, 4))
+        seq.add_module("body", nn.Linear(4, 4, device=DEVICE))
+        seq(torch.rand(3, 4).to(DEVICE))
+    '''})
+    assert _codes(tmp_path, "r.py") == []
