@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding, FixPlan
-from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
@@ -423,6 +423,9 @@ class Modules:
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
+        if name in ("add_module", "register_module") and kwargs.keys() <= {"name", "module"} and \
+                len(args) + len(kwargs) == 2:
+            args = (args + [kwargs[k] for k in ("name", "module") if k in kwargs])[:2]  # add_module(name=, module=)
         if name in ("add_module", "register_module") and len(args) >= 2 and args[1].kind == "module":
             # registered under a computed name too (`self.add_module(f"adapter_{i}", a)`): a child from now on
             key = args[0].const if args[0].kind == "const" else f"<added {id(args[1].obj)}>"
@@ -430,11 +433,19 @@ class Modules:
             obj.attrs[key] = args[1]
             if args[1].obj is not None:
                 args[1].obj.in_plain_container = False  # type: ignore[attr-defined]
+            added = getattr(obj, "added_names", None)
+            if obj.cls is None and obj.qual.endswith(("Sequential", "ModuleList", "ModuleDict")) and \
+                    (added is not None or not obj.items):
+                # `nn.Sequential()` built empty and filled by add_module (`"L%i" % i` in a loop too): the child
+                # runs in order and places the container; a name given again replaces a child: unknown
+                if not (args[0].kind == "const" and args[0].const in (added or ())):
+                    obj.added_names = (added or set()) | ({args[0].const} if args[0].kind == "const" else set())  # type: ignore[attr-defined]
+                    _add_to_container(obj, [args[1]])
+                else:
+                    obj.items, obj.dev = [], TOP
             return Val("const", const=None)
         if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
-            for a in args:
-                if a.kind == "module":
-                    obj.items.append(a)
+            _add_to_container(obj, [a for a in args if a.kind == "module"])
             return Val("const", const=None)
         if name in ("forward", "generate", "update", "compute") or (obj.cls is None and name == "__call__"):
             if obj.cls is not None and obj.cls.method(name):
@@ -563,3 +574,12 @@ class Modules:
         for v in obj.keys.values():
             out = v if out is None else self.join(out, v)
         return out or UNKNOWN
+
+
+def _add_to_container(obj, mods: list) -> None:
+    """Children added to a torch container after it was built: it runs them in order, and its device is
+    theirs joined (as when they are given to its constructor); an empty container had no device."""
+    for m in mods:
+        obj.items.append(m)
+        if m.obj is not None and m.obj.dev is not None:
+            obj.dev = join(obj.dev, m.obj.dev) if obj.dev is not None else m.obj.dev
