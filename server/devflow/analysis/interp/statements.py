@@ -293,8 +293,26 @@ class Statements:
 
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
-        frame.returns = val if frame.returns is None else self.join(frame.returns, val)
+        frame.returns = val if frame.returns is None else \
+            (self._device_chosen_on_returns(st, frame.returns, val, frame) or self.join(frame.returns, val))
         return True
+
+    def _device_chosen_on_returns(self, st, prev: Val, val: Val, frame) -> Val | None:
+        """`def get_device(): if torch.cuda.is_available(): return torch.device("cuda") ... return
+        torch.device("cpu")`: the return form of `"cuda" if ... else "cpu"`, the accelerator the function
+        picks (never the cpu on a GPU run), one device wherever its result is placed."""
+        da, db = _chosen_device(prev), _chosen_device(val)
+        if da is None or db is None or da == db:
+            return None
+        key = ("returns-device", id(frame.node))
+        if da.kind == "sym" and da.key == key:
+            return prev  # a further path of the same choice
+        if not (da.is_cpu or db.is_cpu) or not all(d.is_cpu or d.kind == "cuda" or (d.kind == "sym" and d.accel)
+                                                   for d in (da, db)):
+            return None
+        name = getattr(frame.node, "name", "")
+        return Val("device", Dev("sym", key=key, text=f"{name}()" if name else "the chosen device", accel=True),
+                   Origin(span_of(st), f"chosen by `{name}()`" if name else f"chosen at line {st.lineno}"))
 
     def s_Raise(self, st, frame):
         return True
