@@ -442,6 +442,14 @@ class Expressions:
                         return UNKNOWN
                     continue
                 return v if v.kind in ("device", "module") else UNKNOWN
+        if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
+            for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last
+                try:
+                    if not bool(v.const):
+                        return v
+                except Exception:  # noqa: BLE001
+                    return UNKNOWN
+            return vals[-1]
         return UNKNOWN
 
     def e_UnaryOp(self, node, frame):

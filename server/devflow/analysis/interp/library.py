@@ -185,6 +185,9 @@ class Library:
             py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
             if named and len(named) == len(types) and all(n in py for n in named):
                 return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
+            if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types) \
+                    and (args[0].const is None or isinstance(args[0].const, (bool, int, float, str, bytes))):
+                return Val("const", const=False)  # `isinstance(None, torch.device)`: a Python literal is no torch object
             return UNKNOWN
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
