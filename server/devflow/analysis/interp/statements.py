@@ -489,6 +489,12 @@ class Statements:
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
+        if obj.kind == "module" and obj.cls is None and obj.dev is not None and \
+                id(_param_call_of(getattr(st, "value", None))) in self._param_nodes and \
+                (val.kind != "tensor" or val.dev is None or val.dev != obj.dev):
+            # a torch.nn module given another tensor as its parameter (`lstm.weight_ih_l0 =
+            # nn.Parameter(cell.weight_ih)`): its parameters are where that tensor is, not known here
+            obj.dev = TOP
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
