@@ -31,6 +31,7 @@ import ast
 import gc
 import hashlib
 import os
+import re
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -207,7 +208,7 @@ class Project:
         _, top = package_of(path)
         here = os.path.dirname(os.path.abspath(path))
         marked = project_root(here)
-        project = cls([here, top, *extra_roots, *([marked] if marked else [])])
+        project = cls([here, top, *extra_roots, *([marked] if marked else []), *_cwd_roots(path, here)])
         project.here = here
         return project
 
@@ -259,6 +260,24 @@ class Project:
 
 _MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 _ROOT_OF: dict[str, str | None] = {}
+
+
+_CWD_ON_PATH = re.compile(r"""sys\.path\.(?:append|insert)\(\s*(?:0\s*,\s*)?(?:r?["']\.\.?/?["']|os\.getcwd\(\))\s*\)""")
+
+
+def _cwd_roots(path: str, here: str) -> list[str]:
+    """`sys.path.append('.')` in `tools/train.py`: the script imports from the folder it is run in,
+    which is not its own but the one above it (`python tools/train.py` from the repository), tried
+    after the others."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20000).decode("utf-8", "replace")
+    except OSError:
+        return []
+    if "sys.path" not in head or not _CWD_ON_PATH.search(head):
+        return []
+    up = os.path.dirname(here)
+    return [up] if up and up != here else []
 
 
 def project_root(folder: str, levels: int = 8) -> str | None:

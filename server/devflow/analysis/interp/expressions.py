@@ -442,6 +442,14 @@ class Expressions:
                         return UNKNOWN
                     continue
                 return v if v.kind in ("device", "module") else UNKNOWN
+        if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
+            for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last
+                try:
+                    if not bool(v.const):
+                        return v
+                except Exception:  # noqa: BLE001
+                    return UNKNOWN
+            return vals[-1]
         return UNKNOWN
 
     def e_UnaryOp(self, node, frame):
@@ -502,7 +510,8 @@ class Expressions:
         if len(tensors) >= 2 and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             if self.check_mix(node, tensors, frame):
                 return UNKNOWN
-        if tensors:
+        if tensors and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            # (`x is not None`: identity, a Python bool, never an elementwise tensor)
             return Val("tensor", self.result_of([t for t, _ in tensors]).dev, tensors[0][0].origin,
                        scalar=all(t.scalar for t, _ in tensors))
         c = self.indexed_vs_bare_cuda(node, vals)
@@ -535,6 +544,10 @@ class Expressions:
                 res = a.const in b.obj.keys
             except TypeError:
                 return None
+            return res if isinstance(op, ast.In) else not res
+        if isinstance(op, (ast.In, ast.NotIn)) and a.kind == b.kind == "const" and isinstance(a.const, str) \
+                and isinstance(b.const, str):
+            res = a.const in b.const  # `"class" in protocol`, both known strings
             return res if isinstance(op, ast.In) else not res
         if isinstance(op, (ast.Is, ast.IsNot)):
             if a.kind == b.kind == "const" and all(isinstance(v.const, bool) or v.const is None for v in (a, b)):

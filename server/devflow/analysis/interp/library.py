@@ -185,11 +185,20 @@ class Library:
             py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
             if named and len(named) == len(types) and all(n in py for n in named):
                 return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
+            if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types) \
+                    and (args[0].const is None or isinstance(args[0].const, (bool, int, float, str, bytes))):
+                return Val("const", const=False)  # `isinstance(None, torch.device)`: a Python literal is no torch object
             return UNKNOWN
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
             return args[0].obj.attrs.get(args[1].const, UNKNOWN)
+        if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
+                and isinstance(args[1].const, str) and args[1].const.isidentifier():
+            return self.qual_attr(args[0].const, args[1].const)  # `getattr(torch.optim, "Adam")`: torch.optim.Adam
+        if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[0].const == "torch.optim":
+            # `getattr(torch.optim, cfg.OPTIMIZER_NAME)`: a member of torch.optim chosen by name at run time
+            return Val("qual", const="torch.optim.?")
         if name in ("sum",) and args:
             el = self.iter_elem(args[0], None, frame)
             return el if el.kind == "tensor" else UNKNOWN
@@ -297,7 +306,9 @@ class Library:
         if rest.startswith("nn.") and (last in T.NN_MODULES or last in T.NN_TENSOR_WRAPPERS) \
                 and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
-        if rest.startswith("optim.") and last in T.OPTIMIZERS:
+        if rest.startswith("optim.") and (last in T.OPTIMIZERS or (rest == "optim.?" and self._param_modules(args[:1]))):
+            # (`optim.?`: a class named at run time; given parameters, it is one of torch.optim's optimizers,
+            # all of which cast a loaded state to their parameters' device, whichever it is)
             obj = Obj("optimizer", qual=q, origin=Origin(span_of(node), f"created at line {node.lineno}"))
             obj.fused = any(kwargs.get(k) is not None and kwargs[k].kind == "const" and kwargs[k].const is True
                             for k in ("fused", "foreach", "capturable"))
@@ -310,7 +321,7 @@ class Library:
                 m.optimizers.append(obj)
             # torch.optim's step() creates state tensors, except plain SGD (no momentum buffer)
             mom = kwargs.get("momentum", args[2] if len(args) > 2 else None)
-            obj.step_makes_state = last != "SGD" or (  # type: ignore[attr-defined]
+            obj.step_makes_state = last not in ("SGD", "?") or (  # type: ignore[attr-defined]
                 mom is not None and mom.kind == "const" and isinstance(mom.const, (int, float)) and mom.const != 0)
             devs = {m.dev for m in mods}
             if last in T.EAGER_STATE_OPTIMIZERS and len(devs) == 1 and None not in devs and next(iter(devs)).known and \

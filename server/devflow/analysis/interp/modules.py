@@ -415,7 +415,17 @@ class Modules:
                     "zero_grad", "to_empty"):
             return mod
         if name in ("parameters", "named_parameters", "buffers", "named_buffers"):
-            return Val("params", obj=obj, const="named" if name.startswith("named") else None)
+            owner = getattr(obj, "part_of", None) or obj  # a submodule met through modules(): its root's
+            return Val("params", obj=owner, const="named" if name.startswith("named") else None)
+        if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:
+            # some submodule, not which: its parameters are the module's (an optimizer over them is over
+            # this module's, moved with it); anything else about it (device, forward) stays unknown
+            sub = Obj("module", qual=obj.qual)
+            sub.part_of = getattr(obj, "part_of", None) or obj  # type: ignore[attr-defined]
+            elem = Val("module", obj=sub)
+            if name.startswith("named"):
+                elem = Val("obj", obj=Obj("tuple", items=[UNKNOWN, elem]))
+            return Val("obj", obj=Obj("iter"), elem=elem)
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))

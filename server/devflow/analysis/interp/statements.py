@@ -293,8 +293,26 @@ class Statements:
 
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
-        frame.returns = val if frame.returns is None else self.join(frame.returns, val)
+        frame.returns = val if frame.returns is None else \
+            (self._device_chosen_on_returns(st, frame.returns, val, frame) or self.join(frame.returns, val))
         return True
+
+    def _device_chosen_on_returns(self, st, prev: Val, val: Val, frame) -> Val | None:
+        """`def get_device(): if torch.cuda.is_available(): return torch.device("cuda") ... return
+        torch.device("cpu")`: the return form of `"cuda" if ... else "cpu"`, the accelerator the function
+        picks (never the cpu on a GPU run), one device wherever its result is placed."""
+        da, db = _chosen_device(prev), _chosen_device(val)
+        if da is None or db is None or da == db:
+            return None
+        key = ("returns-device", id(frame.node))
+        if da.kind == "sym" and da.key == key:
+            return prev  # a further path of the same choice
+        if not (da.is_cpu or db.is_cpu) or not all(d.is_cpu or d.kind == "cuda" or (d.kind == "sym" and d.accel)
+                                                   for d in (da, db)):
+            return None
+        name = getattr(frame.node, "name", "")
+        return Val("device", Dev("sym", key=key, text=f"{name}()" if name else "the chosen device", accel=True),
+                   Origin(span_of(st), f"chosen by `{name}()`" if name else f"chosen at line {st.lineno}"))
 
     def s_Raise(self, st, frame):
         return True
@@ -480,6 +498,12 @@ class Statements:
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
+        if obj.kind == "module" and obj.cls is None and obj.dev is not None and \
+                id(_param_call_of(getattr(st, "value", None))) in self._param_nodes and \
+                (val.kind != "tensor" or val.dev is None or val.dev != obj.dev):
+            # a torch.nn module given another tensor as its parameter (`lstm.weight_ih_l0 =
+            # nn.Parameter(cell.weight_ih)`): its parameters are where that tensor is, not known here
+            obj.dev = TOP
         elif obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers and obj.cls is not None \
                 and val.dev is not None and val.dev.is_cpu and not val.scalar and getattr(frame.node, "name", "") == "__init__":
             self.tensor_attrs.setdefault((obj.cls.name, name), []).append(st)
