@@ -190,7 +190,7 @@ def _analyze(source: str, result: FileResult, retain: list | None = None, roots=
     index = FileIndex(tree, package=package_of(result.path)[0] if project is not None and result.path else None)
     n_lines = line_count(source)
     interp = Interpreter(tree, source, index, budget=BUDGET_PER_LINE * n_lines + 5000, project=project,
-                         deadline=deadline)
+                         deadline=deadline, path=result.path)
     old_limit = sys.getrecursionlimit()
     try:
         sys.setrecursionlimit(max(old_limit, 6000))

@@ -196,3 +196,71 @@ def _localize(f: Finding, k: int, importer: str) -> Finding:
         fix = replace(f.fix, span=span(f.fix.span), anchor=span(f.fix.anchor) if f.fix.anchor else None)
     message = _LINE.sub(line_text, f.message) + f" (when `{importer}` runs)"
     return Finding(f.code, span(f.span), message, related, fix)
+
+
+_MUTATED: dict[str, tuple[tuple, dict[str, set[str]]]] = {}  # importer -> (stat key, {module stem: names})
+
+
+def mutated_by_importers(path: str | None, project: Project | None) -> set[str]:
+    """Module-level names of `path` that an importer takes and may change after the import: calls a
+    method of (`model.to(device)`, `model.load_state_dict(...)`), hands to a call, or rebinds
+    (`helpers.model = ...`). A function of `path` the module never calls runs after that: checked
+    alone, such a global is not known from `path`'s own code (the importer's run decides it)."""
+    if not path or project is None:
+        return set()
+    stem = os.path.splitext(os.path.basename(path))[0]
+    if stem == "__init__":
+        stem = os.path.basename(os.path.dirname(path))
+    out: set[str] = set()
+    for imp in importers_of(path, project):
+        out |= _mutations(imp).get(stem, set())
+    return out
+
+
+def _mutations(importer: str) -> dict[str, set[str]]:
+    try:
+        st = os.stat(importer)
+        key = (st.st_size, st.st_mtime_ns)
+        hit = _MUTATED.get(importer)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        with open(importer, encoding="utf-8", errors="replace") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return {}
+    names: dict[str, tuple[str, str]] = {}  # local alias -> (module stem, its name there)
+    modules: dict[str, str] = {}  # local alias of a module -> its stem
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module:
+            for a in n.names:
+                names[a.asname or a.name] = (n.module.rsplit(".", 1)[-1], a.name)
+        elif isinstance(n, ast.Import):
+            for a in n.names:
+                modules[a.asname or a.name] = a.name.rsplit(".", 1)[-1]
+
+    def exported(e) -> tuple[str, str] | None:
+        if isinstance(e, ast.Name):
+            return names.get(e.id)
+        if isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id in modules:
+            return modules[e.value.id], e.attr
+        return None
+
+    out: dict[str, set[str]] = {}
+    for n in ast.walk(tree):
+        hits = []
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Attribute):
+                hits.append(exported(n.func.value))
+            hits.extend(exported(a) for a in n.args)
+            hits.extend(exported(k.value) for k in n.keywords)
+        elif isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in modules:
+                    hits.append((modules[t.value.id], t.attr))
+        for h in hits:
+            if h is not None:
+                out.setdefault(h[0], set()).add(h[1])
+    if len(_MUTATED) > 1000:
+        _MUTATED.clear()
+    _MUTATED[importer] = (key, out)
+    return out

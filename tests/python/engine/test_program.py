@@ -106,3 +106,30 @@ def test_unsaved_edits_ignore_the_importers_runs():
     case = CASES / "trainer_class_two_files"
     src = (case / "trainer.py").read_text() + "\n# edited\n"
     assert analyze(src, str(case / "trainer.py")).diagnostics == []
+
+
+_SHARED = ("import torch\nimport torch.nn as nn\n\nnet = nn.Linear(4, 2)\n\n"
+           "def infer():\n    return net(torch.ones(1, 4, device='cuda'))\n")
+
+
+@pytest.mark.parametrize("script, silent", [
+    ("from shared import net as policy, infer\npolicy.cuda()\ninfer()\n", True),  # renamed, moved
+    ("import torch\nimport shared\nshared.net = torch.nn.Linear(4, 2).cuda()\nshared.infer()\n", True),  # rebound
+    ("from shared import infer\ninfer()\n", False),  # the global is never taken: its own code decides
+])
+def test_a_global_an_importer_changes_is_unknown_to_uncalled_functions(tmp_path, script, silent):
+    (tmp_path / "shared.py").write_text(_SHARED)
+    (tmp_path / "main.py").write_text(script)
+    own = [d for d in analyze(_SHARED, str(tmp_path / "shared.py")).diagnostics if "runs)" not in d.message]
+    assert (own == []) == silent
+
+
+def test_an_imported_module_body_runs_its_calls_but_not_its_main_guard(tmp_path):
+    (tmp_path / "state.py").write_text(
+        "import torch\nimport torch.nn as nn\n\ndef build():\n    return nn.Linear(4, 2).cuda()\n\n"
+        "model = build()\n\nif __name__ == '__main__':\n    model = nn.Linear(4, 2)\n")
+    src = "import torch\nfrom state import model\ny = model(torch.ones(1, 4))\n"
+    (tmp_path / "main.py").write_text(src)
+    assert [d.code for d in analyze(src, str(tmp_path / "main.py")).diagnostics] == ["DEV201"]
+    fixed = "import torch\nfrom state import model\ny = model(torch.ones(1, 4, device='cuda'))\n"
+    assert analyze(fixed, str(tmp_path / "main.py")).diagnostics == []

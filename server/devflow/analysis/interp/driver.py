@@ -23,7 +23,7 @@ class Driver:
     """State of one run over a file, the entry points, source text and hints."""
 
     def __init__(self, tree: ast.Module, source: str, index: FileIndex, budget: int, project=None,
-                 deadline: float | None = None):
+                 deadline: float | None = None, path: str | None = None):
         self.tree = tree
         self.source = source
         # time.monotonic() past which the run stops as if its budget were spent (a caller's time
@@ -61,6 +61,8 @@ class Driver:
         self.moves_made: dict = {}  # id(origin) -> a module move, for fixes that repeat it (repeat_move)
         self.global_view = GlobalView(tree)  # module-level bindings in order (global_view: M13)
         self.global_point: int | None = None  # running a function the module never calls: defined here
+        self.path = path  # the checked file (None: its importers are not known)
+        self._mutated: set[str] | None = None  # its globals its importers may change (importers.py)
         # Per call node (by id; the tree is never written to): the receiver last evaluated, and
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
@@ -258,3 +260,12 @@ class Driver:
             return
         reason = (val.obj.moved or val.obj.origin) if val.kind == "module" and val.obj else val.origin
         self.hints[key] = (name, dev, reason.reason if reason else "", val.kind, is_assignment)
+
+    def mutated_by_importers(self) -> set[str]:
+        if self._mutated is None:
+            from devflow.analysis.importers import mutated_by_importers  # it imports the interpreter lazily
+            try:
+                self._mutated = mutated_by_importers(self.path, self.project)
+            except Exception:  # noqa: BLE001 - an importer that cannot be read changes nothing known
+                self._mutated = set()
+        return self._mutated

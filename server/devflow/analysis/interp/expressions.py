@@ -52,6 +52,8 @@ class Expressions:
                 return v
             f = f.closure
         if self.global_point is not None and self.module_frame is self.main_unit.module_frame:
+            if name in self.mutated_by_importers():
+                return UNKNOWN  # an importer may have moved or rebound it before this function runs
             v = self.global_view.since(name, self.global_point, self.join)  # a function the module never calls
             if v is not None:
                 return v

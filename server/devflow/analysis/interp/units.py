@@ -78,10 +78,11 @@ class Units:
         self._frames.append(unit.module_frame)
         self.units[module] = unit
         self.link_bases(pf.index)
-        # The body binds the module's names; its own calls are not followed (the file gets its own
-        # analysis), which keeps an import as cheap as the module's top-level statements.
+        # Python runs the body once at import: its calls are followed (`model = Net().to(device)` is
+        # the built model at the importer), its `if __name__ == "__main__":` block is not (`__name__`
+        # is the module's name here). An import from a function run on its own follows nothing.
         saved, saved_frame, saved_standalone = self.enter(unit), self.frame, self.standalone
-        self.frame, self.standalone = unit.module_frame, True
+        self.frame = unit.module_frame
         try:
             self.exec_block(pf.tree.body, unit.module_frame)
         finally:
