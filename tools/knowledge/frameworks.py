@@ -89,7 +89,38 @@ def _generators() -> dict:
         except (TypeError, ValueError):
             continue
     return {"functions": fn, "tensor_methods": meth, "default_device_draws": samplers,
-            "default_device": torch.Generator().device.type}
+            "default_device": torch.Generator().device.type, **_default_generators(torch)}
+
+
+def _default_generators(torch) -> dict:
+    """The process-wide generator objects of torch / torch.random (`torch.default_generator`) and the
+    seeding functions that return one (`torch.manual_seed(s)` seeds and returns the cpu default
+    generator): user code passes them as `generator=`. Each with the device it lives on."""
+    objects, seeding = {}, {}
+    for mod, prefix in ((torch, ""), (torch.random, "random.")):
+        for n in sorted(dir(mod)):
+            v = getattr(mod, n, None)
+            if n.startswith("_") or v is None:
+                continue
+            if isinstance(v, torch.Generator):
+                objects[prefix + n] = v.device.type
+                continue
+            if not callable(v) or isinstance(v, type):
+                continue
+            try:
+                params = list(inspect.signature(v).parameters)
+            except (TypeError, ValueError):
+                continue
+            if params != ["seed"]:
+                continue
+            state = torch.random.get_rng_state()
+            try:
+                r = v(0)
+            finally:
+                torch.random.set_rng_state(state)
+            if isinstance(r, torch.Generator):
+                seeding[prefix + n] = r.device.type
+    return {"default_objects": objects, "seeding_functions": seeding}
 
 
 def _cpu_lengths() -> dict:

@@ -25,6 +25,10 @@ GENERATOR_METHODS = frozenset(_F["generators"]["tensor_methods"])
 GENERATOR_DEFAULT_DEVICE = _F["generators"]["default_device"]
 # torch.utils.data callables that draw with their generator on the default device (DataLoader, samplers ...).
 GENERATOR_DEFAULT_DRAWS = frozenset(_F["generators"]["default_device_draws"])
+# torch's process-wide generators (`torch.default_generator`) and the seeding functions returning one
+# (`torch.manual_seed(s)`): name -> the device they live on.
+GENERATOR_DEFAULT_OBJECTS = _F["generators"].get("default_objects", {})
+GENERATOR_SEEDING = _F["generators"].get("seeding_functions", {})
 
 # torch.* functions whose lengths argument must be a cpu tensor (or a list): name -> {param, position}.
 CPU_LENGTHS = _F["cpu_lengths"]

@@ -42,6 +42,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
         last = rest.rsplit(".", 1)[-1]
         if rest == "Generator":
             return self.new_generator(node, args, kwargs)
+        if rest in F.GENERATOR_SEEDING:
+            return self.seeded_default_generator(node, rest)
         if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
             self.check_generator(node, rest, args, kwargs)
             return None

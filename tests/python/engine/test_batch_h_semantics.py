@@ -1,0 +1,123 @@
+"""Semantics found missing by the unseen batch H (tests/fixtures/engine/unseen/h_*), each tested on the
+variations a user writes (renamed, split into files, one helper deeper, inside a trainer class) and on
+the neighbours that must stay silent:
+- torch's default generators: `torch.manual_seed(s)` returns the cpu default generator, and
+  `torch.default_generator` (also as a parameter's default) is it; drawing a cuda tensor with either
+  fails ("Expected a 'cuda' device type for generator but found 'cpu'")."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path
+
+
+def _project(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def _codes(root: Path, name: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_path(str(root / name)).diagnostics]
+
+
+# ---- torch's default generators
+def test_manual_seed_generator_drawing_on_cuda(tmp_path):
+    _project(tmp_path, {"sample.py": """
+        import torch
+
+        dev = "cuda"
+        g = torch.manual_seed(1234)
+        noise = torch.randn(2, 4, generator=g, device=dev)
+        other = torch.rand((3,), generator=torch.random.manual_seed(0), device=dev)
+    """})
+    assert _codes(tmp_path, "sample.py") == [(5, "DEV205"), (6, "DEV205")]
+
+
+def test_manual_seed_generator_in_a_trainer_class_one_helper_deeper(tmp_path):
+    _project(tmp_path, {"sampler.py": """
+        import torch
+
+
+        def draw(shape, generator, device):
+            return torch.randn(shape, generator=generator, device=device)
+    """, "trainer.py": """
+        import torch
+        from sampler import draw
+
+
+        class Sampler:
+            def __init__(self, unet, seed):
+                self.device = torch.device("cuda")
+                self.unet = unet.to(self.device)
+                self.rng = torch.manual_seed(seed)
+
+            def latents(self, n):
+                return draw((n, 4, 64, 64), self.rng, self.device)
+
+
+        s = Sampler(torch.nn.Conv2d(4, 4, 3), 0)
+        z = s.latents(2)
+    """})
+    assert _codes(tmp_path, "trainer.py") == [(12, "DEV205")]
+
+
+def test_default_generator_as_a_parameter_default_filling_a_cuda_tensor(tmp_path):
+    _project(tmp_path, {"perturb/init.py": """
+        import torch
+        from torch import default_generator as _g
+
+
+        def noise_like_(x, generator=_g):
+            x.copy_(x.new(x.shape).uniform_(generator=generator))
+    """, "attack.py": """
+        import torch
+        from perturb.init import noise_like_
+
+
+        def start(x):
+            delta = torch.zeros_like(x)
+            noise_like_(delta)
+            return delta
+
+
+        x = torch.rand(2, 3, device="cuda")
+        d = start(x)
+    """})
+    assert _codes(tmp_path, "attack.py") == [(7, "DEV205")]
+
+
+def test_default_generators_stay_silent_on_the_cpu_or_with_a_device_generator(tmp_path):
+    _project(tmp_path, {"ok.py": """
+        import torch
+
+
+        def noise_like_(x, generator=torch.default_generator):
+            x.copy_(x.new(x.shape).normal_(generator=generator))
+
+
+        def latents(shape, device, seed):
+            g = torch.Generator(device=device).manual_seed(seed)
+            return torch.randn(shape, generator=g, device=device)
+
+
+        def on_cpu_then_moved(shape, device, seed):
+            return torch.randn(shape, generator=torch.manual_seed(seed)).to(device)
+
+
+        def passed_in(x, generator):
+            return torch.randn(x.shape, generator=generator, device=x.device)
+
+
+        cpu = torch.zeros(3)
+        noise_like_(cpu)
+        a = latents((2,), "cuda", 0)
+        b = on_cpu_then_moved((2,), "cuda", 0)
+        c = passed_in(torch.zeros(2, device="cuda"), None)
+        torch.cuda.manual_seed(0)
+        e = torch.randn(2, device="cuda", generator=torch.cuda.default_generators[0])
+    """})
+    assert _codes(tmp_path, "ok.py") == []
