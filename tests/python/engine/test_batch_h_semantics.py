@@ -3,7 +3,11 @@ variations a user writes (renamed, split into files, one helper deeper, inside a
 the neighbours that must stay silent:
 - torch's default generators: `torch.manual_seed(s)` returns the cpu default generator, and
   `torch.default_generator` (also as a parameter's default) is it; drawing a cuda tensor with either
-  fails ("Expected a 'cuda' device type for generator but found 'cpu'")."""
+  fails ("Expected a 'cuda' device type for generator but found 'cpu'");
+- `TASKS.CLASSIFICATION` reads a literal class attribute through the class itself (an enum-like namespace),
+  so `if task == TASKS.X:` picks its branch (a head built by a helper after the move is then known);
+- `kwargs.pop("task", default)` on a dict whose keys are all known gives the entry (and removes it), else
+  the default."""
 
 from __future__ import annotations
 
@@ -121,3 +125,114 @@ def test_default_generators_stay_silent_on_the_cpu_or_with_a_device_generator(tm
         e = torch.randn(2, device="cuda", generator=torch.cuda.default_generators[0])
     """})
     assert _codes(tmp_path, "ok.py") == []
+
+
+# ---- enum-like class constants and dict.pop pick the branch that builds the new head
+HEADS = """
+from torch import nn
+
+
+class Tasks:
+    EMBED = "embed"
+    CLASSIFY = "classify"
+
+
+class LinearHead(nn.Module):
+    def __init__(self, d, n):
+        super().__init__()
+        self.fc = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+
+MODEL = """
+from torch import nn
+from heads import LinearHead, Tasks
+
+
+class Net(nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.pending = kwargs.get("options", {}).pop("task", Tasks.EMBED)
+        self.body = nn.Linear(8, 16)
+        self.head = self.make_head(Tasks.EMBED)
+
+    def make_head(self, task):
+        if task == Tasks.EMBED:
+            return nn.Identity()
+        elif task == Tasks.CLASSIFY:
+            return LinearHead(16, 3)
+        raise ValueError(task)
+
+    def setup_task(self):
+        if self.pending != Tasks.EMBED:
+            self.head = self.make_head(self.pending)
+
+    def forward(self, x):
+        return self.head(self.body(x))
+"""
+
+
+def test_head_built_by_a_helper_branch_after_the_move_split_into_files(tmp_path):
+    _project(tmp_path, {"heads.py": HEADS, "model.py": MODEL, "run.py": """
+        import torch
+        from model import Net
+
+        net = Net(options={"task": "classify"}).to("cuda")
+        net.setup_task()
+        y = net(torch.randn(2, 8, device="cuda"))
+    """})
+    assert _codes(tmp_path, "run.py") == [(5, "DEV102")]
+
+
+def test_head_built_after_the_move_inside_a_trainer_class(tmp_path):
+    _project(tmp_path, {"heads.py": HEADS, "model.py": MODEL, "trainer.py": """
+        import torch
+        from heads import Tasks
+        from model import Net
+
+
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.model = Net(options={"task": Tasks.CLASSIFY}).to(device)
+
+            def prepare(self):
+                self.model.setup_task()
+
+            def step(self, x):
+                return self.model(x.to(self.device))
+
+
+        t = Trainer(torch.device("cuda"))
+        t.prepare()
+        out = t.step(torch.randn(2, 8))
+    """})
+    assert _codes(tmp_path, "trainer.py") == [(15, "DEV106")]  # where the moved input meets the cpu head
+
+
+def test_enum_constants_and_pop_stay_silent_when_the_branch_is_safe_or_unknown(tmp_path):
+    _project(tmp_path, {"heads.py": HEADS, "model.py": MODEL, "ok.py": """
+        import torch
+        from model import Net
+
+        embed = Net(options={"task": "embed"}).to("cuda")
+        embed.setup_task()
+        moved_after = Net(options={"task": "classify"}).to("cuda")
+        moved_after.setup_task()
+        moved_after.to("cuda")
+        from_cli = Net(**vars(object())).to("cuda")
+        from_cli.setup_task()
+        y = embed(torch.randn(2, 8, device="cuda")) + moved_after(torch.randn(2, 8, device="cuda"))
+    """, "mutated.py": """
+        import torch
+        from heads import Tasks
+        from model import Net
+
+        Tasks.EMBED = "classify"
+        net = Net(options={"task": "classify"}).to("cuda")
+        net.setup_task()
+    """})
+    assert _codes(tmp_path, "ok.py") == []
+    assert _codes(tmp_path, "mutated.py") == []

@@ -8,6 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis import framework_api as FW
+from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
@@ -159,7 +160,12 @@ class Expressions:
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
-        return class_member(base, attr)
+        member = class_member(base, attr)
+        if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo):
+            # `TASKS.CLASSIFICATION`: a literal class attribute read through the class itself (an enum-like
+            # namespace of names), on the same terms as through an instance
+            return self.class_constant(base.func, attr) or member
+        return member
 
     def class_table(self, cls, attr: str) -> Val | None:
         """`self.METRICS[name]` where the class body says `METRICS = {"accuracy": accuracy, ...}`: a registry
@@ -199,7 +205,9 @@ class Expressions:
                 value = st.value
                 if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, int, float, bool, type(None))):
                     return None
-                indexes = [self.index, c.home] + [u.index for u in getattr(self, "units", {}).values() if u is not None]
+                main = getattr(self, "main_unit", None)
+                indexes = [self.index, c.home, main.index if main is not None else None] + \
+                    [u.index for u in getattr(self, "units", {}).values() if u is not None]
                 if any(ix is not None and _stores_attr(ix, attr) for ix in indexes):
                     return None
                 return Val("const", const=value.value)

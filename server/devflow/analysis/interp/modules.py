@@ -477,6 +477,14 @@ class Modules:
             r.elem = None
             return Val("const", const=None)
         if obj.kind == "dict":
+            if name == "pop" and args and args[0].kind == "const" and getattr(obj, "exact", False):
+                # `kwargs.pop("task_name", default)` on a dict whose keys are all known: the entry (gone
+                # from the dict afterwards), else the default
+                try:
+                    v = obj.keys.pop(args[0].const, None)
+                except TypeError:
+                    v = None
+                return v if v is not None else args[1] if len(args) > 1 else UNKNOWN
             if name not in ("items", "keys", "values", "get", "copy"):
                 obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):
