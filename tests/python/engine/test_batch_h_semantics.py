@@ -7,7 +7,10 @@ the neighbours that must stay silent:
 - `TASKS.CLASSIFICATION` reads a literal class attribute through the class itself (an enum-like namespace),
   so `if task == TASKS.X:` picks its branch (a head built by a helper after the move is then known);
 - `kwargs.pop("task", default)` on a dict whose keys are all known gives the entry (and removes it), else
-  the default."""
+  the default;
+- `setattr(parent, name, module)` registers a submodule like `parent.name = module`, and
+  `model.get_submodule(path)` is a module of the model's tree (a known child, else the tree itself): an
+  adapter built on the cpu and attached after the move is DEV102 at the call that attaches it."""
 
 from __future__ import annotations
 
@@ -236,3 +239,75 @@ def test_enum_constants_and_pop_stay_silent_when_the_branch_is_safe_or_unknown(t
     """})
     assert _codes(tmp_path, "ok.py") == []
     assert _codes(tmp_path, "mutated.py") == []
+
+
+# ---- adapters attached with setattr(model.get_submodule(...), name, Adapter(...)) after the move
+ADAPTERS = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Adapter(nn.Module):
+    def __init__(self, base: nn.Linear, rank: int = 4):
+        super().__init__()
+        self.base = base
+        self.a = nn.Parameter(torch.randn(rank, base.in_features) * 0.01)
+        self.b = nn.Parameter(torch.zeros(base.out_features, rank))
+
+    def forward(self, x):
+        return self.base(x) + F.linear(F.linear(x, self.a), self.b)
+
+
+def attach(model, names, rank=4):
+    for full, sub in list(model.named_modules()):
+        owner, _, leaf = full.rpartition(".")
+        if leaf in names and isinstance(sub, nn.Linear):
+            holder = model.get_submodule(owner) if owner else model
+            setattr(holder, leaf, Adapter(sub, rank))
+"""
+
+
+def test_adapter_attached_after_the_move_split_into_files_one_helper_deeper(tmp_path):
+    _project(tmp_path, {"peftlite/adapters.py": ADAPTERS, "peftlite/__init__.py": "from peftlite.adapters import attach\n",
+                        "tune.py": """
+        import torch
+        import torch.nn as nn
+        from peftlite import attach
+
+
+        def add_adapters(net):
+            attach(net, {"q", "v"})
+
+
+        class Tuner:
+            def __init__(self, net, device):
+                self.net = net.to(device)
+                add_adapters(self.net)
+
+
+        net = nn.Sequential(nn.Linear(8, 8))
+        net.to("cuda")
+        attach(net, {"0"})
+        t = Tuner(nn.Sequential(nn.Linear(8, 8)), torch.device("cuda"))
+    """})
+    assert _codes(tmp_path, "tune.py") == [(13, "DEV102"), (18, "DEV102")]
+
+
+def test_adapter_attached_before_the_move_or_moved_again_is_silent(tmp_path):
+    _project(tmp_path, {"adapters.py": ADAPTERS, "ok.py": """
+        import torch
+        import torch.nn as nn
+        from adapters import attach
+
+        before = nn.Sequential(nn.Linear(8, 8))
+        attach(before, {"0"})
+        before.to("cuda")
+        again = nn.Sequential(nn.Linear(8, 8)).to("cuda")
+        attach(again, {"0"})
+        again.to("cuda")
+        y = before(torch.randn(2, 8, device="cuda")) + again(torch.randn(2, 8, device="cuda"))
+        setattr(again, "extra", nn.Linear(8, 8).to("cuda"))
+        setattr(again.get_submodule("0"), "extra", nn.Linear(8, 8, device="cuda"))
+    """})
+    assert _codes(tmp_path, "ok.py") == []

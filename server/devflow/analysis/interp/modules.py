@@ -419,6 +419,18 @@ class Modules:
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
+        if name == "get_submodule" and args:
+            # `model.get_submodule(path)`: a module of the model's tree, placed and moved with it. A path of
+            # known children is that child; any other stands for the tree itself (what is attached to it
+            # is attached inside the model, and moves with it)
+            sub = mod
+            if args[0].kind == "const" and isinstance(args[0].const, str) and args[0].const:
+                for part in args[0].const.split("."):
+                    nxt = sub.obj.attrs.get(part) if sub.obj is not None and part in sub.obj.children else None
+                    if nxt is None or nxt.kind != "module":
+                        return mod
+                    sub = nxt
+            return sub
         if name in ("add_module", "register_module") and len(args) >= 2 and args[1].kind == "module":
             # registered under a computed name too (`self.add_module(f"adapter_{i}", a)`): a child from now on
             key = args[0].const if args[0].kind == "const" else f"<added {id(args[1].obj)}>"
