@@ -10,7 +10,9 @@ the neighbours that must stay silent:
   the default;
 - `setattr(parent, name, module)` registers a submodule like `parent.name = module`, and
   `model.get_submodule(path)` is a module of the model's tree (a known child, else the tree itself): an
-  adapter built on the cpu and attached after the move is DEV102 at the call that attaches it."""
+  adapter built on the cpu and attached after the move is DEV102 at the call that attaches it;
+- `x.shape[i]`, `x.size(i)`, `x.dim()`, `x.numel()` and arithmetic on them are Python numbers: a
+  torch.distributions object built from them has cpu parameters, so its shaped samples are cpu tensors."""
 
 from __future__ import annotations
 
@@ -309,5 +311,72 @@ def test_adapter_attached_before_the_move_or_moved_again_is_silent(tmp_path):
         y = before(torch.randn(2, 8, device="cuda")) + again(torch.randn(2, 8, device="cuda"))
         setattr(again, "extra", nn.Linear(8, 8).to("cuda"))
         setattr(again.get_submodule("0"), "extra", nn.Linear(8, 8, device="cuda"))
+    """})
+    assert _codes(tmp_path, "ok.py") == []
+
+
+# ---- Python numbers from shapes as distribution parameters
+SPHERE = """
+import torch
+
+
+class SphereNoise(torch.distributions.Distribution):
+    def __init__(self, mean, conc):
+        self.mean_dir = mean
+        self.conc = conc
+        self._dim = mean.shape[-1]
+        super().__init__(mean.size()[:-1])
+
+    def rsample(self, shape=torch.Size()):
+        shape = shape + torch.Size(self.conc.shape)
+        return self._radial(shape)
+
+    def _radial(self, shape):
+        half = (self._dim - 1) / 2
+        e = torch.distributions.Beta(half, half).sample(shape)
+        return self.conc * e
+"""
+
+
+def test_beta_from_shape_numbers_sampled_next_to_cuda_parameters_split_and_in_a_model(tmp_path):
+    _project(tmp_path, {"pyproject.toml": "", "dists/sphere.py": SPHERE, "dists/__init__.py": "from dists.sphere import SphereNoise\n",
+                        "scripts/vae.py": """
+        import torch
+        import torch.nn as nn
+        from dists import SphereNoise
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mu = nn.Linear(16, 4)
+                self.k = nn.Linear(16, 1)
+
+            def forward(self, x):
+                q = SphereNoise(self.mu(x), self.k(x).exp())
+                return q.rsample()
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        enc = Encoder().to(device)
+        z = enc(torch.randn(8, 16, device=device))
+        h = torch.randn(8, 4, device=device)
+        n = h.size(1) * 2 - h.dim()
+        extra = torch.distributions.Uniform(0, n).sample((8, 1)) + h
+    """})
+    assert _codes(tmp_path, "scripts/vae.py") == [(14, "DEV201"), (22, "DEV201")]
+
+
+def test_numbers_from_shapes_stay_silent_for_0_dim_samples_or_moved_samples(tmp_path):
+    _project(tmp_path, {"ok.py": """
+        import torch
+
+        x = torch.randn(4, 6, device="cuda")
+        k = x.shape[-1]
+        g = torch.distributions.Gamma(k / 2, 1.0).sample()
+        a = x * g
+        b = x + torch.distributions.Beta(k, k).sample((4, 6)).to(x.device)
+        c = x + torch.distributions.Normal(x.mean(), k).sample()
+        d = x[: x.shape[0] // 2] * x.numel()
     """})
     assert _codes(tmp_path, "ok.py") == []

@@ -223,6 +223,8 @@ class Expressions:
     def e_Subscript(self, node, frame):
         base = self.eval(node.value, frame)
         idx = self.eval(node.slice, frame)
+        if base.kind == "unknown" and _reads_shape(node) and self.eval(node.value.value, frame).kind == "tensor":
+            return Val("number")  # `x.shape[-1]`: a Python int
         if base.kind == "tensor":
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
@@ -454,6 +456,8 @@ class Expressions:
         if _is_host(left) and (_is_host(right) or right.kind == "const") or \
                 _is_host(right) and left.kind == "const":
             return host_data()  # numpy arithmetic with numbers stays on the host
+        if "number" in (left.kind, right.kind) and all(_is_number(v) for v in (left, right)):
+            return Val("number")  # `(m - 1) / 2` of a Python int: a Python number, never a tensor
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             dev = self.percent_device(node, left, right)
             if dev is not None:
@@ -661,6 +665,22 @@ class Expressions:
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)
+
+
+def _reads_shape(node: ast.Subscript) -> bool:
+    """`x.shape[i]` / `self.x.shape[-1]` (an index, not a slice) of a name or attribute chain."""
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape") or isinstance(node.slice, ast.Slice):
+        return False
+    r = v.value
+    while isinstance(r, ast.Attribute):
+        r = r.value
+    return isinstance(r, ast.Name)
+
+
+def _is_number(v: Val) -> bool:
+    """A Python number: one of unknown value (`x.shape[0]`) or an int / float constant."""
+    return v.kind == "number" or (v.kind == "const" and isinstance(v.const, (int, float)) and not isinstance(v.const, bool))
 
 
 def _stores_attr(index, attr: str) -> bool:
