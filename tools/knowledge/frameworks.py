@@ -154,7 +154,17 @@ def _trace() -> dict:
     traced = torch.jit.trace(_Probe(), torch.ones(2), check_trace=False)
     baked = any(n.kind() == "prim::Constant" and n.output().type().kind() == "DeviceObjType"
                 for n in traced.graph.nodes())
-    return {"functions": ["jit.trace", "jit.trace_module"], "bakes_devices": baked}
+    # a saved trace keeps its graph: loaded back (torch.jit.load) it builds on the same baked device
+    import io
+
+    buf = io.BytesIO()
+    torch.jit.save(traced, buf)
+    buf.seek(0)
+    loaded = torch.jit.load(buf)
+    kept = any(n.kind() == "prim::Constant" and n.output().type().kind() == "DeviceObjType"
+               for n in loaded.graph.nodes())
+    return {"functions": ["jit.trace", "jit.trace_module"], "bakes_devices": baked,
+            "archive": {"save": "jit.save", "load": "jit.load", "save_method": "save", "keeps_baked_devices": kept}}
 
 
 def torch_tables() -> dict:

@@ -35,6 +35,9 @@ CPU_LENGTHS = _F["cpu_lengths"]
 
 # torch.jit.trace and friends; whether devices computed at trace time become constants of the graph.
 TRACE_FUNCTIONS = frozenset(_F["trace"]["functions"]) if _F["trace"]["bakes_devices"] else frozenset()
+# torch.jit.save / torch.jit.load / ScriptModule.save: a saved trace loaded back keeps its baked devices.
+TRACE_ARCHIVE = _F["trace"].get("archive", {}) if _F["trace"]["bakes_devices"] and \
+    _F["trace"].get("archive", {}).get("keeps_baked_devices") else {}
 
 # Lightning: the LightningModule classes, and its hooks by when they see the batch relative to the
 # Trainer's transfer to the module's device.

@@ -12,7 +12,9 @@ the neighbours that must stay silent:
   `model.get_submodule(path)` is a module of the model's tree (a known child, else the tree itself): an
   adapter built on the cpu and attached after the move is DEV102 at the call that attaches it;
 - `x.shape[i]`, `x.size(i)`, `x.dim()`, `x.numel()` and arithmetic on them are Python numbers: a
-  torch.distributions object built from them has cpu parameters, so its shaped samples are cpu tensors."""
+  torch.distributions object built from them has cpu parameters, so its shaped samples are cpu tensors;
+- a trace saved to a literal path (`traced.save(p)`, `torch.jit.save(traced, p)`) and loaded back from it
+  (`torch.jit.load(p)`) keeps the devices baked into its graph: moved and run on other inputs, DEV207."""
 
 from __future__ import annotations
 
@@ -378,5 +380,71 @@ def test_numbers_from_shapes_stay_silent_for_0_dim_samples_or_moved_samples(tmp_
         b = x + torch.distributions.Beta(k, k).sample((4, 6)).to(x.device)
         c = x + torch.distributions.Normal(x.mean(), k).sample()
         d = x[: x.shape[0] // 2] * x.numel()
+    """})
+    assert _codes(tmp_path, "ok.py") == []
+
+
+# ---- a saved trace loaded back keeps its baked devices
+NET = """
+import torch
+
+
+class Scorer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        noise = torch.rand(x.shape[0], 4)
+        return self.fc(x + noise.to(x.device))
+"""
+
+
+def test_trace_saved_and_loaded_then_moved_split_into_files_in_a_helper(tmp_path):
+    _project(tmp_path, {"net.py": NET, "export.py": """
+        import torch
+        from net import Scorer
+
+        PATH = "scorer.pt"
+
+
+        def export(path=PATH):
+            m = Scorer().eval()
+            torch.jit.save(torch.jit.trace(m, torch.zeros(2, 4)), path)
+
+
+        def serve(path=PATH):
+            model = torch.jit.load(path).to("cuda")
+            batch = torch.randn(8, 4).cuda()
+            return model(batch)
+
+
+        export()
+        out = serve()
+        m2 = torch.jit.trace(Scorer(), torch.zeros(1, 4))
+        m2.save("other.pt")
+        loaded = torch.jit.load("other.pt", map_location="cuda")
+        y = loaded(torch.ones(3, 4, device="cuda"))
+    """})
+    assert _codes(tmp_path, "export.py") == [(15, "DEV207"), (23, "DEV207")]
+
+
+def test_loaded_trace_stays_silent_on_its_device_or_from_another_path(tmp_path):
+    _project(tmp_path, {"net.py": NET, "ok.py": """
+        import sys
+        import torch
+        from net import Scorer
+
+        traced = torch.jit.trace(Scorer(), torch.zeros(2, 4))
+        traced.save("a.pt")
+        same = torch.jit.load("a.pt")
+        y = same(torch.randn(8, 4))
+        other = torch.jit.load("b.pt").to("cuda")
+        z = other(torch.randn(8, 4, device="cuda"))
+        given = torch.jit.load(sys.argv[1]).to("cuda")
+        w = given(torch.randn(8, 4, device="cuda"))
+        scripted = torch.jit.script(Scorer())
+        scripted.save("c.pt")
+        s = torch.jit.load("c.pt").to("cuda")(torch.randn(8, 4, device="cuda"))
     """})
     assert _codes(tmp_path, "ok.py") == []

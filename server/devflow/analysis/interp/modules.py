@@ -419,6 +419,9 @@ class Modules:
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
+        if FW.TRACE_ARCHIVE and name == FW.TRACE_ARCHIVE["save_method"] and args and getattr(obj, "traced", None) is not None:
+            self.trace_saved(mod, args[0])  # `traced.save("m.pt")`
+            return Val("const", const=None)
         if name == "get_submodule" and args:
             # `model.get_submodule(path)`: a module of the model's tree, placed and moved with it. A path of
             # known children is that child; any other stands for the tree itself (what is attached to it

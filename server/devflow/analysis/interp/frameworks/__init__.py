@@ -63,6 +63,11 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
             return self.pack_call(node, rest, args, kwargs, frame)
         if rest in F.TRACE_FUNCTIONS:
             return self.trace_call(node, args, kwargs)
+        if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["save"] and len(args) >= 2:
+            self.trace_saved(args[0], args[1])
+            return None
+        if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["load"]:
+            return self.trace_loaded(node, args, kwargs)
         return None
 
     def framework_obj_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:
