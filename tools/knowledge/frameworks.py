@@ -89,7 +89,38 @@ def _generators() -> dict:
         except (TypeError, ValueError):
             continue
     return {"functions": fn, "tensor_methods": meth, "default_device_draws": samplers,
-            "default_device": torch.Generator().device.type}
+            "default_device": torch.Generator().device.type, **_default_generators(torch)}
+
+
+def _default_generators(torch) -> dict:
+    """The process-wide generator objects of torch / torch.random (`torch.default_generator`) and the
+    seeding functions that return one (`torch.manual_seed(s)` seeds and returns the cpu default
+    generator): user code passes them as `generator=`. Each with the device it lives on."""
+    objects, seeding = {}, {}
+    for mod, prefix in ((torch, ""), (torch.random, "random.")):
+        for n in sorted(dir(mod)):
+            v = getattr(mod, n, None)
+            if n.startswith("_") or v is None:
+                continue
+            if isinstance(v, torch.Generator):
+                objects[prefix + n] = v.device.type
+                continue
+            if not callable(v) or isinstance(v, type):
+                continue
+            try:
+                params = list(inspect.signature(v).parameters)
+            except (TypeError, ValueError):
+                continue
+            if params != ["seed"]:
+                continue
+            state = torch.random.get_rng_state()
+            try:
+                r = v(0)
+            finally:
+                torch.random.set_rng_state(state)
+            if isinstance(r, torch.Generator):
+                seeding[prefix + n] = r.device.type
+    return {"default_objects": objects, "seeding_functions": seeding}
 
 
 def _cpu_lengths() -> dict:
@@ -123,7 +154,17 @@ def _trace() -> dict:
     traced = torch.jit.trace(_Probe(), torch.ones(2), check_trace=False)
     baked = any(n.kind() == "prim::Constant" and n.output().type().kind() == "DeviceObjType"
                 for n in traced.graph.nodes())
-    return {"functions": ["jit.trace", "jit.trace_module"], "bakes_devices": baked}
+    # a saved trace keeps its graph: loaded back (torch.jit.load) it builds on the same baked device
+    import io
+
+    buf = io.BytesIO()
+    torch.jit.save(traced, buf)
+    buf.seek(0)
+    loaded = torch.jit.load(buf)
+    kept = any(n.kind() == "prim::Constant" and n.output().type().kind() == "DeviceObjType"
+               for n in loaded.graph.nodes())
+    return {"functions": ["jit.trace", "jit.trace_module"], "bakes_devices": baked,
+            "archive": {"save": "jit.save", "load": "jit.load", "save_method": "save", "keeps_baked_devices": kept}}
 
 
 def torch_tables() -> dict:

@@ -25,12 +25,19 @@ GENERATOR_METHODS = frozenset(_F["generators"]["tensor_methods"])
 GENERATOR_DEFAULT_DEVICE = _F["generators"]["default_device"]
 # torch.utils.data callables that draw with their generator on the default device (DataLoader, samplers ...).
 GENERATOR_DEFAULT_DRAWS = frozenset(_F["generators"]["default_device_draws"])
+# torch's process-wide generators (`torch.default_generator`) and the seeding functions returning one
+# (`torch.manual_seed(s)`): name -> the device they live on.
+GENERATOR_DEFAULT_OBJECTS = _F["generators"].get("default_objects", {})
+GENERATOR_SEEDING = _F["generators"].get("seeding_functions", {})
 
 # torch.* functions whose lengths argument must be a cpu tensor (or a list): name -> {param, position}.
 CPU_LENGTHS = _F["cpu_lengths"]
 
 # torch.jit.trace and friends; whether devices computed at trace time become constants of the graph.
 TRACE_FUNCTIONS = frozenset(_F["trace"]["functions"]) if _F["trace"]["bakes_devices"] else frozenset()
+# torch.jit.save / torch.jit.load / ScriptModule.save: a saved trace loaded back keeps its baked devices.
+TRACE_ARCHIVE = _F["trace"].get("archive", {}) if _F["trace"]["bakes_devices"] and \
+    _F["trace"].get("archive", {}).get("keeps_baked_devices") else {}
 
 # Lightning: the LightningModule classes, and its hooks by when they see the batch relative to the
 # Trainer's transfer to the module's device.

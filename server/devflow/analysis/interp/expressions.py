@@ -8,6 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis import framework_api as FW
+from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
@@ -163,7 +164,12 @@ class Expressions:
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
-        return class_member(base, attr)
+        member = class_member(base, attr)
+        if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo):
+            # `TASKS.CLASSIFICATION`: a literal class attribute read through the class itself (an enum-like
+            # namespace of names), on the same terms as through an instance
+            return self.class_constant(base.func, attr) or member
+        return member
 
     def class_table(self, cls, attr: str) -> Val | None:
         """`self.METRICS[name]` where the class body says `METRICS = {"accuracy": accuracy, ...}`: a registry
@@ -203,7 +209,9 @@ class Expressions:
                 value = st.value
                 if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, int, float, bool, type(None))):
                     return None
-                indexes = [self.index, c.home] + [u.index for u in getattr(self, "units", {}).values() if u is not None]
+                main = getattr(self, "main_unit", None)
+                indexes = [self.index, c.home, main.index if main is not None else None] + \
+                    [u.index for u in getattr(self, "units", {}).values() if u is not None]
                 if any(ix is not None and _stores_attr(ix, attr) for ix in indexes):
                     return None
                 return Val("const", const=value.value)
@@ -219,6 +227,8 @@ class Expressions:
     def e_Subscript(self, node, frame):
         base = self.eval(node.value, frame)
         idx = self.eval(node.slice, frame)
+        if base.kind == "unknown" and _reads_shape(node) and self.eval(node.value.value, frame).kind == "tensor":
+            return Val("number")  # `x.shape[-1]`: a Python int
         if base.kind == "tensor":
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
@@ -479,6 +489,8 @@ class Expressions:
         if _is_host(left) and (_is_host(right) or right.kind == "const") or \
                 _is_host(right) and left.kind == "const":
             return host_data()  # numpy arithmetic with numbers stays on the host
+        if "number" in (left.kind, right.kind) and all(_is_number(v) for v in (left, right)):
+            return Val("number")  # `(m - 1) / 2` of a Python int: a Python number, never a tensor
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             dev = self.percent_device(node, left, right)
             if dev is not None:
@@ -711,6 +723,22 @@ class Expressions:
 
     def e_Await(self, node, frame):
         return self.eval(node.value, frame)
+
+
+def _reads_shape(node: ast.Subscript) -> bool:
+    """`x.shape[i]` / `self.x.shape[-1]` (an index, not a slice) of a name or attribute chain."""
+    v = node.value
+    if not (isinstance(v, ast.Attribute) and v.attr == "shape") or isinstance(node.slice, ast.Slice):
+        return False
+    r = v.value
+    while isinstance(r, ast.Attribute):
+        r = r.value
+    return isinstance(r, ast.Name)
+
+
+def _is_number(v: Val) -> bool:
+    """A Python number: one of unknown value (`x.shape[0]`) or an int / float constant."""
+    return v.kind == "number" or (v.kind == "const" and isinstance(v.const, (int, float)) and not isinstance(v.const, bool))
 
 
 def _stores_attr(index, attr: str) -> bool:

@@ -156,6 +156,16 @@ class Library:
             # `setattr(cls, "sample_elbo", sample_elbo)` (a class decorator adding methods): the class has it now
             self.__dict__.setdefault("_class_extras", {}).setdefault(id(args[0].func), {})[args[1].const] = args[2]
             return Val("const", const=None)
+        if name == "setattr" and len(args) == 3 and args[0].kind == "module" and args[0].obj is not None and \
+                args[2].kind == "module" and len(node.args) == 3:
+            # `setattr(parent, child_name, LoRALinear(...))` is `parent.<child_name> = ...`: a submodule
+            # registered on the module (a computed name stays unknown, as a name)
+            attr = args[1].const if args[1].kind == "const" and isinstance(args[1].const, str) else \
+                f"<{self.text(node.args[1])}>"
+            target = ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Store()), node)
+            target.end_lineno, target.end_col_offset = node.end_lineno, node.end_col_offset
+            self.set_attr(args[0], target, args[2], frame, node)
+            return Val("const", const=None)
         if name == "setattr" and len(node.args) == 3 and args[0].kind in ("module", "obj") and args[0].obj is not None \
                 and args[1].kind == "const" and isinstance(args[1].const, str) and args[1].const.isidentifier():
             # `setattr(self, name, value)` with the name known here (a helper's parameter bound to a literal):

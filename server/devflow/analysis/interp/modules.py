@@ -433,6 +433,21 @@ class Modules:
             obj.buffers.add(args[0].const)
             obj.attrs[args[0].const] = args[1]
             return Val("const", const=None)
+        if FW.TRACE_ARCHIVE and name == FW.TRACE_ARCHIVE["save_method"] and args and getattr(obj, "traced", None) is not None:
+            self.trace_saved(mod, args[0])  # `traced.save("m.pt")`
+            return Val("const", const=None)
+        if name == "get_submodule" and args:
+            # `model.get_submodule(path)`: a module of the model's tree, placed and moved with it. A path of
+            # known children is that child; any other stands for the tree itself (what is attached to it
+            # is attached inside the model, and moves with it)
+            sub = mod
+            if args[0].kind == "const" and isinstance(args[0].const, str) and args[0].const:
+                for part in args[0].const.split("."):
+                    nxt = sub.obj.attrs.get(part) if sub.obj is not None and part in sub.obj.children else None
+                    if nxt is None or nxt.kind != "module":
+                        return mod
+                    sub = nxt
+            return sub
         if name in ("add_module", "register_module") and kwargs.keys() <= {"name", "module"} and \
                 len(args) + len(kwargs) == 2:
             args = (args + [kwargs[k] for k in ("name", "module") if k in kwargs])[:2]  # add_module(name=, module=)
@@ -502,6 +517,14 @@ class Modules:
             r.elem = None
             return Val("const", const=None)
         if obj.kind == "dict":
+            if name == "pop" and args and args[0].kind == "const" and getattr(obj, "exact", False):
+                # `kwargs.pop("task_name", default)` on a dict whose keys are all known: the entry (gone
+                # from the dict afterwards), else the default
+                try:
+                    v = obj.keys.pop(args[0].const, None)
+                except TypeError:
+                    v = None
+                return v if v is not None else args[1] if len(args) > 1 else UNKNOWN
             if name not in ("items", "keys", "values", "get", "copy"):
                 obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):

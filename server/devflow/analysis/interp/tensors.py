@@ -16,6 +16,8 @@ class Tensors:
     """Methods called on tensors."""
 
     def tensor_method(self, node, t: Val, name: str, args, kwargs, frame) -> Val:
+        if (name == "size" and args) or (name in ("dim", "numel") and not args):
+            return Val("number")  # a Python int
         if "generator" in kwargs:
             self.check_generator_method(node, t, name, kwargs)
         if t.origin is not None and t.origin.kind == "unknown-moved" and name in _MODULE_OR_TENSOR:

@@ -44,6 +44,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
         last = rest.rsplit(".", 1)[-1]
         if rest == "Generator":
             return self.new_generator(node, args, kwargs)
+        if rest in F.GENERATOR_SEEDING:
+            return self.seeded_default_generator(node, rest)
         if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
             self.check_generator(node, rest, args, kwargs)
             return None
@@ -63,6 +65,11 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
             return self.pack_call(node, rest, args, kwargs, frame)
         if rest in F.TRACE_FUNCTIONS:
             return self.trace_call(node, args, kwargs)
+        if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["save"] and len(args) >= 2:
+            self.trace_saved(args[0], args[1])
+            return None
+        if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["load"]:
+            return self.trace_loaded(node, args, kwargs)
         return None
 
     def framework_obj_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:

@@ -26,13 +26,13 @@ class Distributions:
         if len(tensors) >= 2 and self.check_mix(node, tensors, frame):
             return UNKNOWN  # its parameters are broadcast together: that fails here already
         if tensors:
-            if any(v.kind not in ("tensor", "const") for v in params.values()):
+            if any(v.kind not in ("tensor", "const", "number") for v in params.values()):
                 return UNKNOWN
             res = self.result_of([v for v, _ in tensors])
             if res.kind != "tensor" or res.dev is None or not res.dev.known:
                 return UNKNOWN
             dev, org, scalar = res.dev, res.origin, all(v.scalar for v, _ in tensors)
-        elif all(v.kind == "const" and isinstance(v.const, (int, float)) for v in params.values()):
+        elif all(v.kind == "number" or v.kind == "const" and isinstance(v.const, (int, float)) for v in params.values()):
             # Python numbers: broadcast_all makes them 0-dim tensors on the default device
             if self.default_dev is not None and not self.default_dev.is_cpu:
                 return UNKNOWN

@@ -23,10 +23,25 @@ class Generators:
             return UNKNOWN
         return Val("obj", obj=Obj("generator", qual="torch.Generator", dev=dev, origin=org))
 
+    def seeded_default_generator(self, node, rest: str) -> Val:
+        """`torch.manual_seed(s)` seeds every device's default generator and returns the cpu one."""
+        org = Origin(span_of(node), f"`{self.text(node)}` at line {node.lineno} returns torch's default "
+                     f"{F.GENERATOR_SEEDING[rest]} generator")
+        return Val("obj", obj=Obj("generator", qual="torch.Generator", dev=concrete(F.GENERATOR_SEEDING[rest]), origin=org))
+
+    def generator_arg(self, g: Val, written) -> Val:
+        """A `generator=` value: torch's default generator object named by its qualified name
+        (`torch.default_generator`, also as a parameter's default) is that generator."""
+        if g.kind == "qual" and g.const and g.const.startswith("torch.") and g.const[6:] in F.GENERATOR_DEFAULT_OBJECTS:
+            dev = F.GENERATOR_DEFAULT_OBJECTS[g.const[6:]]
+            org = Origin(span_of(written), f"`{g.const}` is torch's default {dev} generator") if written is not None else None
+            return Val("obj", obj=Obj("generator", qual="torch.Generator", dev=concrete(dev), origin=org))
+        return g
+
     def check_generator(self, node, rest: str, args, kwargs) -> None:
         """`torch.randn(..., device=d, generator=g)`: the tensor drawn is on `d` (or on the device of
         the tensor argument: `torch.normal(mean, std, generator=g)`, `torch.multinomial(p, n, ...)`)."""
-        g = kwargs["generator"]
+        g = self.generator_arg(kwargs["generator"], next((k.value for k in node.keywords if k.arg == "generator"), None))
         if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
             return
         d = kwargs.get("device")
@@ -44,6 +59,8 @@ class Generators:
     def check_generator_method(self, node, t: Val, name: str, kwargs) -> None:
         """`x.normal_(generator=g)`: fills `x` where it is."""
         g = kwargs.get("generator")
+        if g is not None:
+            g = self.generator_arg(g, next((k.value for k in node.keywords if k.arg == "generator"), None))
         if name in F.GENERATOR_METHODS and g is not None and g.kind == "obj" and g.obj is not None and g.obj.kind == "generator":
             self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device")
 

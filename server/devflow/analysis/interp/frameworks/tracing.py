@@ -48,6 +48,30 @@ class Tracing:
         obj.traced = (dev, org, baked)  # type: ignore[attr-defined]
         return Val("module", obj=obj)
 
+    def trace_saved(self, mod: Val, path: Val) -> None:
+        """`traced.save("m.pt")` / `torch.jit.save(traced, "m.pt")`: the archive at that (literal) path
+        holds the trace, its baked devices included."""
+        if mod.kind == "module" and mod.obj is not None and getattr(mod.obj, "traced", None) is not None \
+                and path.kind == "const" and isinstance(path.const, str):
+            self.__dict__.setdefault("_saved_traces", {})[path.const] = mod.obj
+
+    def trace_loaded(self, node, args, kwargs) -> Val | None:
+        """`torch.jit.load("m.pt")` of a trace this program saved at that literal path: a module whose
+        parameters are where they were saved (or at `map_location`) and whose graph keeps the baked devices."""
+        path = args[0] if args else kwargs.get("f")
+        src = self.__dict__.get("_saved_traces", {}).get(path.const) if path is not None and path.kind == "const" \
+            and isinstance(path.const, str) else None
+        if src is None:
+            return None
+        loc = args[1] if len(args) > 1 else kwargs.get("map_location")
+        dev = self._as_device(loc) if loc is not None and not (loc.kind == "const" and loc.const is None) else src.dev
+        if dev is None or not dev.known:
+            return None
+        obj = Obj("module", qual="torch.jit.load", dev=dev, created_line=node.lineno, training=src.training,
+                  origin=Origin(span_of(node), f"loaded at line {node.lineno} from the trace saved to {path.const!r}"))
+        obj.traced = src.traced  # type: ignore[attr-defined]
+        return Val("module", obj=obj)
+
     def _built_in_function(self, fref):
         """The first torch factory call in a plain function's own body."""
         index = fref.unit.index if fref.unit is not None else self.index
