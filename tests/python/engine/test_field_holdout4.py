@@ -1,0 +1,125 @@
+"""False alarms of the fourth held-out field (bench/field_holdout4.txt, bench/field_review.md M26-M28),
+each removed by modelling what Python / torch really do, with a silent case and a variation still reported."""
+
+from __future__ import annotations
+
+from devflow.engine import analyze
+
+
+def codes(src):
+    return [(d.code, d.span.line) for d in analyze(src).diagnostics]
+
+
+# -- M26: a tensor moved under a test of another tensor's device follows that tensor ----------------
+
+TRANSFORM = """import numpy as np
+import torch
+import torch.nn as nn
+
+
+class Transform(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 9)
+
+    def forward(self, x):
+        x = self.fc(x)
+        iden = torch.from_numpy(np.eye(3, dtype=np.float32).ravel()).view(1, 9).repeat(x.size(0), 1)
+        if {test}:
+            iden = iden.cuda()
+        return {ret}
+
+
+def run(points):
+    net = Transform(){move}
+    return net(points)
+"""
+
+
+def test_moved_when_the_other_tensor_is_on_cuda_follows_it():
+    for test in ("x.is_cuda", 'x.device.type == "cuda"', '"cpu" != x.device.type'):
+        for move in ("", ".cuda()"):
+            assert codes(TRANSFORM.format(test=test, ret="x + iden", move=move)) == [], (test, move)
+
+
+def test_moved_when_the_other_tensor_is_on_cuda_in_a_helper_one_level_deeper():
+    src = TRANSFORM.replace("        if {test}:\n            iden = iden.cuda()\n        return {ret}",
+                            "        return add_identity(x, iden)").format(move="") + """
+
+def add_identity(feat, ident):
+    if feat.is_cuda:
+        ident = ident.cuda()
+    return feat + ident
+"""
+    assert codes(src) == []
+
+
+def test_a_condition_that_tests_no_tensor_still_moves_to_the_accelerator():
+    assert codes(TRANSFORM.format(test="torch.cuda.is_available()", ret="x + iden", move="")) == [("DEV202", 9)]
+
+
+def test_the_guarded_tensor_still_meets_a_cuda_tensor():
+    # `iden` is where `x` is (cpu here): adding a cuda tensor to their sum is still a mix
+    assert codes(TRANSFORM.format(test="x.is_cuda", ret="x + iden + torch.ones(9).cuda()", move="")) == [("DEV202", 9)]
+
+
+# -- M27: DataParallel / DDP scatter the inputs spread with `**batch` too ----------------------------
+
+SPREAD = """import torch
+import torch.nn as nn
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+
+def predict(path, texts, no_cuda=False):
+    model = AutoModelForSequenceClassification.from_pretrained(path)
+    if not no_cuda and torch.cuda.is_available():
+        {wrap}
+    tok = AutoTokenizer.from_pretrained(path)
+    enc = tok(texts, return_tensors="pt")
+    return model(**enc)
+"""
+
+
+def test_spread_inputs_of_a_data_parallel_call_are_scattered():
+    assert codes(SPREAD.format(wrap="model = nn.DataParallel(model.cuda())")) == []
+
+
+def test_spread_cpu_inputs_of_a_plain_cuda_model_are_still_reported():
+    assert codes(SPREAD.format(wrap="model = model.cuda()")) == [("DEV202", 11)]
+
+
+# -- M28: an input that a project forward only hands back in its result meets nothing inside ---------
+
+POST = """import torch
+import torch.nn as nn
+
+
+class Postprocessor(nn.Module):
+    def __init__(self, head, class_map=None):
+        super().__init__()
+        self.head = head
+        self.weight = nn.Parameter(torch.ones(1))
+        self.register_buffer("class_map", None if class_map is None else torch.LongTensor(class_map))
+
+    def forward(self, samples, targets):
+        preds = self.head(samples)
+        return {{"preds": preds[:, self.class_map] if self.class_map is not None else preds, "target": {target}}}
+
+
+def evaluate(features, labels, heads, device, class_map=None):
+    posts = {{k: Postprocessor(v, class_map) for k, v in heads.items()}}
+    labels = labels.to(device)
+    out = {{}}
+    for k in posts:
+        out[k] = posts[k](features, labels)
+    return out
+"""
+
+
+def test_an_input_returned_as_it_is_is_no_meeting():
+    for target in ("targets", "(targets, preds)", "[targets]"):
+        assert codes(POST.format(target=target)) == [], target
+
+
+def test_an_input_combined_with_a_parameter_is_still_reported():
+    assert codes(POST.format(target="targets * self.weight")) == [("DEV106", 22)]
