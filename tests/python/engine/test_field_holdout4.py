@@ -123,3 +123,69 @@ def test_an_input_returned_as_it_is_is_no_meeting():
 
 def test_an_input_combined_with_a_parameter_is_still_reported():
     assert codes(POST.format(target="targets * self.weight")) == [("DEV106", 22)]
+
+
+# -- M29: a torch.nn module built with `device=` inside forward is not made on cpu --------------------
+
+EXTEND = """import torch
+import torch.nn as nn
+
+
+class Clip(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(100, 16)
+        self.proj = nn.Linear(16, 16)
+
+    def extend(self, extra):
+        cur = self.embed
+        new = nn.Embedding(cur.weight.shape[0] + 1, cur.weight.shape[1]{device}, dtype=cur.weight.dtype)
+        new.weight[:-1] = cur.weight
+        self.embed = new
+
+    def forward(self, tokens, extra=None):
+        if extra is not None:
+            self.extend(extra)
+        return self.proj(self.embed(tokens))
+"""
+
+
+def test_a_module_built_on_the_weights_device_in_forward_is_not_cpu():
+    assert codes(EXTEND.format(device=", device=cur.weight.device")) == []
+
+
+def test_a_module_built_in_forward_without_device_is_still_reported():
+    assert codes(EXTEND.format(device="")) == [("DEV104", 13)]
+    assert codes(EXTEND.format(device=", device=None")) == [("DEV104", 13)]
+
+
+# -- M30: entries of a tokenizer's BatchEncoding moved through its `.data` dict ------------------------
+
+EXPANDER = """import torch
+from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+class Expander:
+    def __init__(self, path, device):
+        self.device = device
+        self.tokenizer = AutoTokenizer.from_pretrained(path)
+        self.model = AutoModelForCausalLM.from_pretrained(path).to(device)
+
+    def __call__(self, prompt):
+        enc = self.tokenizer(prompt, return_tensors="pt")
+        enc.data["input_ids"] = enc.data["input_ids"].{conv}
+        enc.data["attention_mask"] = enc.data["attention_mask"].{conv}
+        return self.model.generate(**enc, max_new_tokens=8)
+
+
+e = Expander("gpt2", torch.device("cuda"))
+print(e("a cat"))
+"""
+
+
+def test_encoding_entries_moved_through_data_are_not_cpu_any_more():
+    assert codes(EXPANDER.format(conv="to(self.device)")) == []
+
+
+def test_encoding_entries_converted_through_data_stay_on_cpu():
+    assert codes(EXPANDER.format(conv="long()")) == [("DEV202", 12)]

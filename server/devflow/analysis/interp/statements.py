@@ -428,6 +428,10 @@ class Statements:
                 parent.items.append(val)
             elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
                 self._store_into_batch(target.value.id, base, val, frame)
+            elif base.kind == "tensor" and base.batch == ENCODING and isinstance(target.value, ast.Attribute) \
+                    and target.value.attr == "data" and isinstance(target.value.value, ast.Name):
+                # `enc.data[k] = v`: a tokenizer's BatchEncoding is a UserDict, `.data` the dict it reads from
+                self._store_into_batch(target.value.value.id, base, val, frame)
             elif base.kind == "tensor" and not base.batch:
                 self._store_into_tensor(target, base, val, frame, st)
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
