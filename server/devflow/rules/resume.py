@@ -51,12 +51,15 @@ class LoadWithoutMapLocation(Rule):
             return []
         out = []
         written = _saved_paths(ctx)
+        tensorless = _scheduler_loads(ctx)
         for n in ctx.index.nodes:
             if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
                     and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
                 path = n.args[0] if n.args else kw(n, "f")
                 if path is not None and _path_key(ctx, path) in written:
                     continue  # a checkpoint this program writes itself, on the machine that reads it
+                if id(n) in tensorless:
+                    continue  # an lr scheduler's state: numbers only, nothing is restored onto a device
                 out.append(Finding(
                     self.code, span(n),
                     f"`{ctx.text(n)}` has no map_location: a checkpoint saved on a GPU is restored onto that GPU, which "
@@ -64,6 +67,35 @@ class LoadWithoutMapLocation(Rule):
                     [], FixPlan("add_kwarg", span(n), text='"cpu"', name="map_location",
                                 title='Load onto cpu: add `map_location="cpu"`')))
         return out
+
+
+def _scheduler_loads(ctx: Context) -> set:
+    """ids of the `torch.load(...)` calls whose result goes straight into `sched.load_state_dict(...)`,
+    where every binding of `sched` in the file is an lr scheduler (torch.optim.lr_scheduler.X(...), or a
+    library function returning one, e.g. transformers' get_linear_schedule_with_warmup)."""
+    if "load_state_dict" not in ctx.source:
+        return set()
+    bound: dict[str, list] = {}
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], (ast.Name, ast.Attribute)):
+            bound.setdefault(ctx.text(n.targets[0]), []).append(n.value)
+    out = set()
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and n.args \
+                and isinstance(n.args[0], ast.Call) and ctx.qual(n.args[0].func) == "torch.load":
+            values = bound.get(ctx.text(n.func.value))
+            if values and all(_makes_scheduler(ctx, v) for v in values):
+                out.add(id(n.args[0]))
+    return out
+
+
+def _makes_scheduler(ctx: Context, value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = ctx.qual(value.func)
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.optim.lr_scheduler.") and last in T.LR_SCHEDULERS or \
+        f"{q.split('.', 1)[0]}.{last}" in T.SCHEDULER_FACTORIES
 
 
 def _path_key(ctx: Context, node: ast.AST):

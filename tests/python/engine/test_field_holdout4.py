@@ -189,3 +189,38 @@ def test_encoding_entries_moved_through_data_are_not_cpu_any_more():
 
 def test_encoding_entries_converted_through_data_stay_on_cpu():
     assert codes(EXPANDER.format(conv="long()")) == [("DEV202", 12)]
+
+
+# -- M31: DEV301 on the checkpoint of an lr scheduler (its state holds numbers, no tensors) ------------
+
+RESUME = """import os
+import torch
+from transformers import AutoModel, get_linear_schedule_with_warmup
+
+
+def train(args):
+    args.device = torch.device("cuda" if torch.cuda.is_available() and not args.no_cuda else "cpu")
+    model = AutoModel.from_pretrained(args.model_name_or_path).to(args.device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
+    scheduler = {make}
+    if os.path.isfile(os.path.join(args.model_name_or_path, "optimizer.pt")):
+        optimizer.load_state_dict(torch.load(os.path.join(args.model_name_or_path, "optimizer.pt")))
+        scheduler.load_state_dict(torch.load(os.path.join(args.model_name_or_path, "scheduler.pt")))
+    return model, optimizer, scheduler
+"""
+
+
+def _lines(src):
+    from devflow.api import check_source
+    return [(d.code, d.span.line) for d in check_source(src, "train.py").diagnostics if d.code == "DEV301"]
+
+
+def test_a_scheduler_checkpoint_holds_no_tensors():
+    for make in ("get_linear_schedule_with_warmup(optimizer, num_warmup_steps=0, num_training_steps=100)",
+                 "torch.optim.lr_scheduler.StepLR(optimizer, 10)"):
+        # the optimizer's state (cuda tensors) is still reported; the scheduler's is not
+        assert _lines(RESUME.format(make=make)) == [("DEV301", 12)], make
+
+
+def test_a_state_loaded_into_an_object_of_unknown_kind_is_still_reported():
+    assert _lines(RESUME.format(make="make_scheduler(optimizer)")) == [("DEV301", 12), ("DEV301", 13)]
