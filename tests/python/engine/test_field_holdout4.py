@@ -224,3 +224,50 @@ def test_a_scheduler_checkpoint_holds_no_tensors():
 
 def test_a_state_loaded_into_an_object_of_unknown_kind_is_still_reported():
     assert _lines(RESUME.format(make="make_scheduler(optimizer)")) == [("DEV301", 12), ("DEV301", 13)]
+
+
+# -- M5 (extended): a checkpoint saved above the load through a helper, or under the same joined path ---
+
+SAVED = """import os
+import torch
+import torch.nn as nn
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+root_dir = "./runs"
+model = nn.Linear(4, 2).to(device)
+
+
+def save_checkpoint(model, epoch, filename="model.pt", best_acc=0, dir_add=root_dir):
+    save_dict = {"epoch": epoch, "best_acc": best_acc, "state_dict": model.state_dict()}
+    filename = os.path.join(dir_add, filename)
+    torch.save(save_dict, filename)
+
+
+def save_ckp(state, checkpoint_dir):
+    torch.save(state, checkpoint_dir)
+
+
+def train():
+    for epoch in range(3):
+        save_checkpoint(model, epoch, best_acc=0.5)
+        save_ckp({"state_dict": model.state_dict()}, root_dir + "/last.pt")
+
+"""
+LOADS = """model.load_state_dict(torch.load(os.path.join(root_dir, "model.pt"), weights_only=True)["state_dict"])
+model.load_state_dict(torch.load(os.path.join(root_dir, "last.pt"), weights_only=True)["state_dict"])
+model.load_state_dict(torch.load(f"{root_dir}/last.pt", weights_only=True)["state_dict"])
+"""
+
+
+def test_a_checkpoint_saved_above_through_a_helper_is_this_runs_own():
+    assert _lines(SAVED + "train()\n" + LOADS) == []
+
+
+def test_another_file_name_is_still_reported():
+    src = SAVED + "train()\n" + LOADS.replace('"last.pt"', '"best.pt"').replace("/last.pt", "/best.pt")
+    assert [c for c, _ in _lines(src)] == ["DEV301", "DEV301"]
+
+
+def test_loaded_before_the_saves_is_a_resume_from_an_earlier_run():
+    src = SAVED.replace("def train():", LOADS + "\n\ndef train():") + "train()\n"
+    assert [c for c, _ in _lines(src)] == ["DEV301"] * 3
