@@ -116,25 +116,62 @@ def _saved_paths(ctx: Context) -> set:
                 out.add(_path_key(ctx, path))
                 parts = _parts(ctx, path, {})
                 if parts:
-                    out.add(("parts", parts, n.lineno))
+                    out.add(("parts", parts, n.lineno, n))
                 helper = _enclosing_function(ctx, n, funcs)
                 if helper is not None:
-                    out.update(("parts", p, line) for p, line in _paths_through(ctx, helper, path))
+                    out.update(("parts", p, line, call) for p, line, call in _paths_through(ctx, helper, path))
     return out
 
 
 def _written_before(ctx: Context, path: ast.expr, written: set) -> bool:
-    """`path`, as joined parts, is saved by a statement above the load (a later save is the resume pattern:
-    the file read at the start comes from an earlier run)."""
+    """`path`, as joined parts, is saved on the way to the load: by a statement above it in its own scope
+    (the save itself, or the call that leads to it through the file's functions), not on the other branch
+    of an `if` (a later save, or `if not exists(f): save else: load`, is the resume pattern: the file read
+    comes from an earlier run)."""
     parts = _parts(ctx, path, {})
-    return bool(parts) and any(w[0] == "parts" and w[1] == parts and w[2] < path.lineno for w in written)
+    if not parts:
+        return False
+    saves = [w[3] for w in written if w[0] == "parts" and w[1] == parts]
+    if not saves:
+        return False
+    funcs = {f.name: f for f in ctx.index.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    home = _enclosing_function(ctx, path, funcs)
+    for save in saves:
+        frontier, seen = [save], set()
+        for _ in range(4):
+            up = []
+            for x in frontier:
+                scope = _enclosing_function(ctx, x, funcs)
+                if scope is home:
+                    if x.lineno < path.lineno and not _on_other_branch(ctx, id(x), id(path)):
+                        return True
+                elif scope is not None and scope.name not in seen:
+                    seen.add(scope.name)
+                    up.extend(c for c in ctx.index.nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                              and c.func.id == scope.name)
+            frontier = up
+    return False
+
+
+def _on_other_branch(ctx: Context, a: int, b: int) -> bool:
+    """Nodes `a` and `b` (ids) sit in the two branches of one `if`."""
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.If) and n.orelse:
+            body = {id(c) for st in n.body for c in walk(st)}
+            other = {id(c) for st in n.orelse for c in walk(st)}
+            if a in body and b in other or a in other and b in body:
+                return True
+    return False
 
 
 def _enclosing_function(ctx: Context, node: ast.AST, funcs: dict):
+    """The innermost function of this file around `node` (None at module level)."""
+    inner = None
     for f in funcs.values():
-        if f.lineno <= node.lineno <= (f.end_lineno or f.lineno) and any(c is node for c in walk(f)):
-            return f
-    return None
+        if f.lineno <= node.lineno <= (f.end_lineno or f.lineno) and (inner is None or f.lineno > inner.lineno) \
+                and any(c is node for c in walk(f)):
+            inner = f
+    return inner
 
 
 def _paths_through(ctx: Context, helper, path: ast.expr) -> list:
@@ -162,7 +199,7 @@ def _paths_through(ctx: Context, helper, path: ast.expr) -> list:
             env[st.targets[0].id] = _parts(ctx, st.value, env)
         parts = _parts(ctx, path, env)
         if parts:
-            out.append((parts, call.lineno))
+            out.append((parts, call.lineno, call))
     return out
 
 

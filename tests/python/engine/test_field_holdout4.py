@@ -271,3 +271,13 @@ def test_another_file_name_is_still_reported():
 def test_loaded_before_the_saves_is_a_resume_from_an_earlier_run():
     src = SAVED.replace("def train():", LOADS + "\n\ndef train():") + "train()\n"
     assert [c for c, _ in _lines(src)] == ["DEV301"] * 3
+
+
+def test_saved_on_the_other_branch_of_an_if_is_an_earlier_runs_file():
+    # `if not exists(f): train and save f  else: load f`: the load reads what an earlier run saved
+    src = SAVED + """if not os.path.exists(os.path.join(root_dir, "last.pt")):
+    train()
+else:
+    model.load_state_dict(torch.load(os.path.join(root_dir, "last.pt"), weights_only=True)["state_dict"])
+"""
+    assert [c for c, _ in _lines(src)] == ["DEV301"]
