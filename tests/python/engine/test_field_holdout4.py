@@ -281,3 +281,16 @@ else:
     model.load_state_dict(torch.load(os.path.join(root_dir, "last.pt"), weights_only=True)["state_dict"])
 """
     assert [c for c, _ in _lines(src)] == ["DEV301"]
+
+
+def test_moved_when_an_unrelated_cpu_tensor_is_on_cuda_stays_cpu_and_meets_the_input():
+    # `feat` is always on cpu, so `iden` is never moved and meets `x` on a moved module's device
+    src = TRANSFORM.format(test="feat.is_cuda", ret="x + iden", move="").replace(
+        "x = self.fc(x)", "x = self.fc(x)\n        feat = torch.zeros(3)")
+    assert codes(src) == [("DEV202", 15)]
+
+
+def test_moved_in_the_else_branch_of_a_negated_test_follows_the_tensor():
+    src = TRANSFORM.replace("        if {test}:\n            iden = iden.cuda()\n",
+                            "        if not x.is_cuda:\n            pass\n        else:\n            iden = iden.cuda()\n")
+    assert codes(src.format(ret="x + iden", move="")) == []

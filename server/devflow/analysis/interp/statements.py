@@ -206,13 +206,14 @@ class Statements:
                 continue
             if kept is not before.get(name) or moved.origin is None or moved.origin.kind != "placed":
                 continue  # only the same tensor, moved explicitly on one branch and left as it was on the other
-            tested = self._device_tested(st.test, frame)
-            if tested is not None:
+            tested_node = self._device_tested(st.test)
+            if tested_node is not None:
                 # `if x.is_cuda: iden = iden.cuda()`: moved exactly when `x` is on the accelerator, so after
                 # the `if` it is where `x` is (unknown when `x`'s device is)
+                tested = self.eval(tested_node, frame)
                 t_dev = tested.dev if tested.kind == "tensor" and tested.dev is not None and tested.dev.known else TOP
-                frame.env[name] = Val("tensor", t_dev, Origin(span_of(st.test), f"on the device of "
-                                      f"`{self.text(st.test)}`'s tensor (line {st.lineno})", kind="placed"), text=moved.text)
+                frame.env[name] = Val("tensor", t_dev, Origin(span_of(st.test), f"on the device of `{self.text(tested_node)}` "
+                                      f"(moved when `{self.text(st.test)}`, line {st.lineno})", kind="placed"), text=moved.text)
                 continue
             if dev is None:
                 dev = Dev("sym", key=("if", id(st)), text="", accel=True)
@@ -220,18 +221,19 @@ class Statements:
                                                         f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
                                   text=moved.text)
 
-    def _device_tested(self, test, frame) -> Val | None:
+    @staticmethod
+    def _device_tested(test) -> ast.expr | None:
         """The tensor whose device an `if` tests: `x.is_cuda`, `not x.is_cuda`, `x.device.type == "cuda"`
         (or != "cpu", either side); None for any other condition."""
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
             test = test.operand
         if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
-            return self.eval(test.value, frame)
+            return test.value
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
             for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
                 if isinstance(side, ast.Attribute) and side.attr == "type" and isinstance(side.value, ast.Attribute) \
                         and side.value.attr == "device" and isinstance(other, ast.Constant) and other.value in ("cuda", "cpu"):
-                    return self.eval(side.value.value, frame)
+                    return side.value.value
         return None
 
     def s_For(self, st, frame):
