@@ -75,13 +75,13 @@ def _wheel(name: str, version: str) -> Path:
     return found[0]
 
 
-def library_knowledge(stateful: set[str]) -> dict:
+def library_knowledge(stateful: set[str], schedulers: set[str] = frozenset()) -> dict:
     from knowledge import library_scan
 
     libs, versions = {}, {}
     for name, vs in pins.LIBRARIES.items():
         for v in vs:
-            libs.setdefault(name, {})[v] = library_scan.scan(_wheel(name, v), stateful)
+            libs.setdefault(name, {})[v] = library_scan.scan(_wheel(name, v), stateful, schedulers)
             versions.setdefault(name, []).append(v)
     return {"_header": _header("third-party library facts (ast scan of released wheels)", versions), **libs}
 
@@ -128,7 +128,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the committed files instead of writing")
     args = ap.parse_args(argv)
     t = torch_knowledge()
-    lib = library_knowledge(set(t["modules_with_state"]))
+    lib = library_knowledge(set(t["modules_with_state"]), set(t["lr_schedulers"]))
     outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib), OUT / "frameworks.json": _dump(framework_knowledge())}
     stale = []
     for path, text in outputs.items():

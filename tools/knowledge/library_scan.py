@@ -117,8 +117,26 @@ def loaders(wheel: Path) -> tuple[dict, list]:
     return cpu_default, sorted(set(device_map))
 
 
-def scan(wheel: Path, stateful: set[str]) -> dict:
+def scheduler_factories(wheel: Path, schedulers: set[str]) -> list:
+    """Public module-level functions that return a torch lr scheduler (`return LambdaLR(optimizer, f)`), or
+    the result of another such function of the wheel (`get_scheduler` -> `get_linear_schedule_with_warmup`)."""
+    found: set[str] = set()
+    funcs = [(mod, f) for mod, tree in _modules(wheel) for f in tree.body if isinstance(f, FUNCS)]
+    while True:
+        before = len(found)
+        for mod, f in funcs:
+            rets = [n.value for n in ast.walk(f) if isinstance(n, ast.Return) and n.value is not None]
+            if not f.name.startswith("_") and rets and all(
+                    isinstance(r, ast.Call) and (_last(r.func) in schedulers or _last(r.func) in
+                                                 {q.rsplit(".", 1)[-1] for q in found}) for r in rets):
+                found.add(f"{mod}.{f.name}")
+        if len(found) == before:
+            return sorted(found)
+
+
+def scan(wheel: Path, stateful: set[str], schedulers: set[str] = frozenset()) -> dict:
     cpu_default, device_map = loaders(wheel)
     return {"submodule_builders": submodule_builders(wheel, stateful), "cpu_default_loaders": cpu_default,
             "device_map_loaders": device_map,
-            "device_map_methods": sorted({q.rsplit(".", 1)[-1] for q in device_map})}
+            "device_map_methods": sorted({q.rsplit(".", 1)[-1] for q in device_map}),
+            "scheduler_factories": scheduler_factories(wheel, schedulers)}

@@ -247,6 +247,20 @@ def optimizers() -> dict:
     return {"optimizers": out}
 
 
+def lr_schedulers() -> dict:
+    """The learning-rate schedulers of torch.optim.lr_scheduler: their state_dict() is their __dict__ without
+    the optimizer (step counters, the lrs read from the optimizer's param groups, the schedule's settings),
+    so a checkpoint of one holds no tensors when the lrs are numbers (checked on one built from an SGD)."""
+    sched = torch.optim.lr_scheduler
+    base = getattr(sched, "LRScheduler", sched._LRScheduler)
+    names = sorted(n for n in dir(sched) if inspect.isclass(getattr(sched, n)) and not n.startswith("_")
+                   and (issubclass(getattr(sched, n), base) or n == "ReduceLROnPlateau") and getattr(sched, n) is not base)
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=0.1)
+    probe = sched.LambdaLR(opt, lambda step: 1.0).state_dict()
+    assert not any(isinstance(v, torch.Tensor) for v in probe.values()), probe
+    return {"lr_schedulers": names}
+
+
 def _allow_capturable_on_meta():
     """capturable=True asserts the parameters are on a device with graph capture; the probe lets
     meta pass that check so the placement of the state can be read."""
@@ -430,6 +444,7 @@ def generate() -> dict:
     tables.update(loaders())
     tables.update(nn_modules())
     tables.update(optimizers())
+    tables.update(lr_schedulers())
     tables.update(tensor_methods(methods))
     tables["sequence_ops"] = sequence_ops(funcs)
     tables["non_tensor_functions"] = non_tensor_functions(funcs)

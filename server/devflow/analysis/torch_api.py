@@ -64,6 +64,13 @@ LOSS_WEIGHT_KWARGS = frozenset(_TORCH["loss_weight_kwargs"])
 # parameter's device, "cpu": a 0-dim cpu tensor) by default and with capturable=True.
 OPTIMIZER_STATE = _TORCH["optimizers"]
 OPTIMIZERS = frozenset(OPTIMIZER_STATE)
+# torch.optim.lr_scheduler classes (their state_dict holds numbers, no tensors), and the libraries'
+# functions that return one (transformers' get_linear_schedule_with_warmup -> LambdaLR), as
+# "package.function" (the package's top-level name and the function's name).
+LR_SCHEDULERS = frozenset(_TORCH["lr_schedulers"])
+SCHEDULER_FACTORIES = frozenset(f"{q.split('.', 1)[0]}.{q.rsplit('.', 1)[-1]}" for lib in _LIBS.values()
+                                if isinstance(lib, dict) for tables in lib.values() if isinstance(tables, dict)
+                                for q in tables.get("scheduler_factories", ()))
 # torch.optim classes whose __init__ creates per-parameter state tensors (on the parameters' device
 # at construction time) instead of lazily in the first step(); from torch 2.13's sources, by the same
 # summary the engine computes for a project's optimizers (tests/python/engine/test_optimizer_state.py

@@ -258,6 +258,9 @@ class ModuleCreatedInForward(Rule):
                         q.startswith(("torch.nn.functional", "torch.nn.utils", "torch.nn.init")) or \
                         last in ("Parameter", "ModuleList", "ModuleDict"):
                     continue
+                if any(k.arg is None or k.arg == "device" and not (isinstance(k.value, ast.Constant) and k.value.value is None)
+                       for k in node.keywords):
+                    continue  # `device=w.device` (or a `**factory_kwargs` that may hold it): not made on cpu
                 counter += 1
                 fix = None
                 if existing is None:

@@ -51,12 +51,15 @@ class LoadWithoutMapLocation(Rule):
             return []
         out = []
         written = _saved_paths(ctx)
+        tensorless = _scheduler_loads(ctx)
         for n in ctx.index.nodes:
             if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
                     and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
                 path = n.args[0] if n.args else kw(n, "f")
-                if path is not None and _path_key(ctx, path) in written:
+                if path is not None and (_path_key(ctx, path) in written or _written_before(ctx, path, written)):
                     continue  # a checkpoint this program writes itself, on the machine that reads it
+                if id(n) in tensorless:
+                    continue  # an lr scheduler's state: numbers only, nothing is restored onto a device
                 out.append(Finding(
                     self.code, span(n),
                     f"`{ctx.text(n)}` has no map_location: a checkpoint saved on a GPU is restored onto that GPU, which "
@@ -66,19 +69,174 @@ class LoadWithoutMapLocation(Rule):
         return out
 
 
+def _scheduler_loads(ctx: Context) -> set:
+    """ids of the `torch.load(...)` calls whose result goes straight into `sched.load_state_dict(...)`,
+    where every binding of `sched` in the file is an lr scheduler (torch.optim.lr_scheduler.X(...), or a
+    library function returning one, e.g. transformers' get_linear_schedule_with_warmup)."""
+    if "load_state_dict" not in ctx.source:
+        return set()
+    bound: dict[str, list] = {}
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], (ast.Name, ast.Attribute)):
+            bound.setdefault(ctx.text(n.targets[0]), []).append(n.value)
+    out = set()
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and n.args \
+                and isinstance(n.args[0], ast.Call) and ctx.qual(n.args[0].func) == "torch.load":
+            values = bound.get(ctx.text(n.func.value))
+            if values and all(_makes_scheduler(ctx, v) for v in values):
+                out.add(id(n.args[0]))
+    return out
+
+
+def _makes_scheduler(ctx: Context, value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    q = ctx.qual(value.func)
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.optim.lr_scheduler.") and last in T.LR_SCHEDULERS or \
+        f"{q.split('.', 1)[0]}.{last}" in T.SCHEDULER_FACTORIES
+
+
 def _path_key(ctx: Context, node: ast.AST):
     return ("const", node.value) if isinstance(node, ast.Constant) else ("text", ctx.text(node))
 
 
 def _saved_paths(ctx: Context) -> set:
-    """The paths `torch.save(obj, path)` writes in this file (as constants or as the same expression)."""
+    """The paths `torch.save(obj, path)` writes in this file (as constants or as the same expression),
+    also as joined parts (`os.path.join(d, "m.pt")` = `d + "/m.pt"`) with the line that saves them, and through a helper of this file
+    that saves to one of its parameters (`def save_ckp(state, path): torch.save(state, path)`): the path
+    each call of the helper passes, or the parameter's default."""
     out = set()
+    funcs = {f.name: f for f in ctx.index.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for n in ctx.index.nodes:
         if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.save":
             path = n.args[1] if len(n.args) > 1 else kw(n, "f")
             if path is not None:
                 out.add(_path_key(ctx, path))
+                parts = _parts(ctx, path, {})
+                if parts:
+                    out.add(("parts", parts, n.lineno, n))
+                helper = _enclosing_function(ctx, n, funcs)
+                if helper is not None:
+                    out.update(("parts", p, line, call) for p, line, call in _paths_through(ctx, helper, path))
     return out
+
+
+def _written_before(ctx: Context, path: ast.expr, written: set) -> bool:
+    """`path`, as joined parts, is saved on the way to the load: by a statement above it in its own scope
+    (the save itself, or the call that leads to it through the file's functions), not on the other branch
+    of an `if` (a later save, or `if not exists(f): save else: load`, is the resume pattern: the file read
+    comes from an earlier run)."""
+    parts = _parts(ctx, path, {})
+    if not parts:
+        return False
+    saves = [w[3] for w in written if w[0] == "parts" and w[1] == parts]
+    if not saves:
+        return False
+    funcs = {f.name: f for f in ctx.index.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    home = _enclosing_function(ctx, path, funcs)
+    for save in saves:
+        frontier, seen = [save], set()
+        for _ in range(4):
+            up = []
+            for x in frontier:
+                scope = _enclosing_function(ctx, x, funcs)
+                if scope is home:
+                    if x.lineno < path.lineno and not _on_other_branch(ctx, id(x), id(path)):
+                        return True
+                elif scope is not None and scope.name not in seen:
+                    seen.add(scope.name)
+                    up.extend(c for c in ctx.index.nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+                              and c.func.id == scope.name)
+            frontier = up
+    return False
+
+
+def _on_other_branch(ctx: Context, a: int, b: int) -> bool:
+    """Nodes `a` and `b` (ids) sit in the two branches of one `if`."""
+    for n in ctx.index.nodes:
+        if isinstance(n, ast.If) and n.orelse:
+            body = {id(c) for st in n.body for c in walk(st)}
+            other = {id(c) for st in n.orelse for c in walk(st)}
+            if a in body and b in other or a in other and b in body:
+                return True
+    return False
+
+
+def _enclosing_function(ctx: Context, node: ast.AST, funcs: dict):
+    """The innermost function of this file around `node` (None at module level)."""
+    inner = None
+    for f in funcs.values():
+        if f.lineno <= node.lineno <= (f.end_lineno or f.lineno) and (inner is None or f.lineno > inner.lineno) \
+                and any(c is node for c in walk(f)):
+            inner = f
+    return inner
+
+
+def _paths_through(ctx: Context, helper, path: ast.expr) -> list:
+    """The saved path's parts (with the call's line) at each call of `helper` in this file, its parameters
+    bound to the call's arguments (or their defaults), and single assignments in the helper before the save applied."""
+    a = helper.args
+    params = [p.arg for p in a.posonlyargs + a.args]
+    defaults = dict(zip(params[len(params) - len(a.defaults):], a.defaults))
+    defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    steps = [st for st in walk(helper) if isinstance(st, ast.Assign) and len(st.targets) == 1
+             and isinstance(st.targets[0], ast.Name) and st.lineno < path.lineno]
+    if len({st.targets[0].id for st in steps}) != len(steps):
+        return []  # a name bound twice: which value reaches the save is not known here
+    out = []
+    for call in ctx.index.nodes:
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == helper.name) \
+                or any(isinstance(x, ast.Starred) for x in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        given = dict(zip(params, call.args)) | {k.arg: k.value for k in call.keywords}
+        env = {}
+        for name in params + [p.arg for p in a.kwonlyargs]:
+            value = given.get(name, defaults.get(name))
+            env[name] = _parts(ctx, value, {}) if value is not None else None
+        for st in steps:
+            env[st.targets[0].id] = _parts(ctx, st.value, env)
+        parts = _parts(ctx, path, env)
+        if parts:
+            out.append((parts, call.lineno, call))
+    return out
+
+
+def _parts(ctx: Context, node, env: dict) -> tuple | None:
+    """A path expression as its parts: `os.path.join(d, "m.pt")`, `d + "/m.pt"`, `f"{d}/m.pt"` all give
+    (<d>, "m.pt"); names bound in `env` are replaced; None for anything else (`"g_%d.pth" % epoch`)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return tuple(p for p in node.value.split("/") if p not in ("", "."))
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return (("name", node.id),)
+    if isinstance(node, ast.Attribute) and ctx.text(node).replace(".", "").isidentifier():
+        return (("name", ctx.text(node)),)
+    if isinstance(node, ast.Call) and ctx.qual(node.func) == "os.path.join" and node.args and not node.keywords:
+        parts = [_parts(ctx, x, env) for x in node.args]
+        return None if any(p is None for p in parts) else tuple(q for p in parts for q in p)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _parts(ctx, node.left, env), _parts(ctx, node.right, env)
+        if left is None or right is None or not (isinstance(node.right, ast.Constant) and
+                                                 str(node.right.value).startswith("/")):
+            return None  # `d + "m.pt"` joins no folder
+        return left + right
+    if isinstance(node, ast.JoinedStr):
+        out = []
+        for v in node.values:
+            if isinstance(v, ast.Constant):
+                out.extend(p for p in str(v.value).split("/") if p not in ("", "."))
+            elif isinstance(v, ast.FormattedValue) and v.format_spec is None and v.conversion == -1:
+                inner = _parts(ctx, v.value, env)
+                if inner is None:
+                    return None
+                out.extend(inner)
+            else:
+                return None
+        return tuple(out)
+    return None
 
 
 class MapLocationOnLoadStateDict(Rule):

@@ -114,6 +114,8 @@ class Expressions:
         if base.kind == "tensor":
             if attr == "device":
                 return self.device_of(base, node.value)
+            if attr == "data" and base.batch == ENCODING:
+                return Val("tensor", base.dev, base.origin, batch=ENCODING, text=self.text(node))  # the UserDict's dict
             if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):
                 return Val("tensor", base.dev, base.origin, scalar=base.scalar, text=self.text(node))
             if base.batch == ENCODING and attr not in ("encodings", "n_sequences", "is_fast") and not attr.startswith("_"):

@@ -121,12 +121,16 @@ class Modules:
 
     def _call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
+        spread = self._spread.get(id(node), [])
         if not method:
-            args, kwargs, mod = self.data_parallel_call(node, mod, args, kwargs) or (args, kwargs, mod)
+            wrapped = self.data_parallel_call(node, mod, args, kwargs)
+            if wrapped is not None:
+                args, kwargs, mod = wrapped
+                # `model(**batch)`: DataParallel / DDP scatter the spread inputs with the others
+                spread = [(UNKNOWN if v.kind == "tensor" else v, t) for v, t in spread]
             obj = mod.obj
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
-                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
-                    self._spread.get(id(node), [])
+                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + spread
         if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
             return UNKNOWN
         arg_pairs = self.without_device_free_inputs(obj, node, arg_pairs)

@@ -206,11 +206,35 @@ class Statements:
                 continue
             if kept is not before.get(name) or moved.origin is None or moved.origin.kind != "placed":
                 continue  # only the same tensor, moved explicitly on one branch and left as it was on the other
+            tested_node = self._device_tested(st.test)
+            if tested_node is not None:
+                # `if x.is_cuda: iden = iden.cuda()`: moved exactly when `x` is on the accelerator, so after
+                # the `if` it is where `x` is (unknown when `x`'s device is)
+                tested = self.eval(tested_node, frame)
+                t_dev = tested.dev if tested.kind == "tensor" and tested.dev is not None and tested.dev.known else TOP
+                frame.env[name] = Val("tensor", t_dev, Origin(span_of(st.test), f"on the device of `{self.text(tested_node)}` "
+                                      f"(moved when `{self.text(st.test)}`, line {st.lineno})", kind="placed"), text=moved.text)
+                continue
             if dev is None:
                 dev = Dev("sym", key=("if", id(st)), text="", accel=True)
             frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
                                                         f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
                                   text=moved.text)
+
+    @staticmethod
+    def _device_tested(test) -> ast.expr | None:
+        """The tensor whose device an `if` tests: `x.is_cuda`, `not x.is_cuda`, `x.device.type == "cuda"`
+        (or != "cpu", either side); None for any other condition."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            test = test.operand
+        if isinstance(test, ast.Attribute) and test.attr == "is_cuda":
+            return test.value
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            for side, other in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                if isinstance(side, ast.Attribute) and side.attr == "type" and isinstance(side.value, ast.Attribute) \
+                        and side.value.attr == "device" and isinstance(other, ast.Constant) and other.value in ("cuda", "cpu"):
+                    return side.value.value
+        return None
 
     def s_For(self, st, frame):
         it = self.eval(st.iter, frame)
@@ -433,6 +457,10 @@ class Statements:
                 parent.items.append(val)
             elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
                 self._store_into_batch(target.value.id, base, val, frame)
+            elif base.kind == "tensor" and base.batch == ENCODING and isinstance(target.value, ast.Attribute) \
+                    and target.value.attr == "data" and isinstance(target.value.value, ast.Name):
+                # `enc.data[k] = v`: a tokenizer's BatchEncoding is a UserDict, `.data` the dict it reads from
+                self._store_into_batch(target.value.value.id, base, val, frame)
             elif base.kind == "tensor" and not base.batch:
                 self._store_into_tensor(target, base, val, frame, st)
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":

@@ -62,6 +62,15 @@ class PackedSequences:
                 out.append((v, t))
         return out
 
+    @staticmethod
+    def _handed_back(u: ast.Name, parents: dict) -> bool:
+        """`return {"preds": ..., "target": targets}`: an input returned as it is (alone or as an item of
+        a returned tuple / list / dict display) meets nothing inside; the caller gets it back unchanged."""
+        node, p = u, parents.get(id(u))
+        while isinstance(p, (ast.Tuple, ast.List)) or isinstance(p, ast.Dict) and any(v is node for v in p.values):
+            node, p = p, parents.get(id(p))
+        return isinstance(p, ast.Return)
+
     def _device_free_params(self, fn) -> frozenset:
         key = ("device-free", id(fn))
         hit = self.builds_modules_cache.get(key)
@@ -88,6 +97,8 @@ class PackedSequences:
 
     def _device_free_use(self, u: ast.Name, parents: dict) -> bool:
         p = parents.get(id(u))
+        if self._handed_back(u, parents):
+            return True
         if isinstance(p, ast.Attribute) and p.attr in _DEVICE_FREE_ATTRS:
             call = parents.get(id(p))
             if p.attr != "to":
