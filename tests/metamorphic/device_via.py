@@ -40,6 +40,21 @@ def _candidates(scope: ast.AST) -> list[ast.Assign]:
     return [a for a in found if stores[a.targets[0].id] == 1 and a.targets[0].id not in params]
 
 
+def _used_by_other_files(tree: ast.Module, proj: Project) -> set[str]:
+    """Names other files may read from this module (`from core.constants import DEVICE`,
+    `constants.DEVICE`): a module-level device they import keeps its name, or they would break."""
+    out: set[str] = set()
+    for other in proj.trees.values():
+        if other is tree:
+            continue
+        for n in ast.walk(other):
+            if isinstance(n, ast.ImportFrom):
+                out.update(a.name for a in n.names)
+            elif isinstance(n, ast.Attribute):
+                out.add(n.attr)
+    return out
+
+
 def _declared_anywhere(tree: ast.Module) -> set[str]:
     return {x for n in ast.walk(tree) if isinstance(n, (ast.Global, ast.Nonlocal)) for x in n.names}
 
@@ -92,10 +107,11 @@ def device_via(proj: Project, kind: str) -> Project:
     for tree in proj.trees.values():
         up = parents(tree)
         scopes = [tree, *(n for n in ast.walk(tree) if isinstance(n, FUNCS))]
+        shared = _used_by_other_files(tree, proj)
         for scope in scopes:
             for assign in _candidates(scope):
                 name = assign.targets[0].id
-                if name in _declared_anywhere(tree):
+                if name in _declared_anywhere(tree) or (scope is tree and name in shared):
                     continue
                 holder = fresh("args" if kind == "args" else "cfg", taken)
                 text = (NAMESPACE if kind == "args" else CONFIG).format(

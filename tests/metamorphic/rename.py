@@ -20,7 +20,8 @@ def _library_attrs() -> set[str]:
         from torch.utils.data import DataLoader, Dataset
 
         for cls in (torch.nn.Module, torch.Tensor, torch.optim.Optimizer, Dataset, DataLoader,
-                    torch.optim.lr_scheduler.LRScheduler, torch.autograd.Function):
+                    torch.optim.lr_scheduler.LRScheduler, torch.autograd.Function,
+                    torch.distributions.Distribution):
             names.update(dir(cls))
     except ImportError:
         pass
@@ -57,6 +58,9 @@ class _Collector(ast.NodeVisitor):
             return  # names of the project's own modules are renamed with their definitions
         if node.level:  # from . import sibling
             self.module_aliases.update(a.asname or a.name for a in node.names if a.name in self.project_modules)
+            # `from .defaults import _C as cfg`: relative imports are not rewritten, so the sibling's
+            # definition keeps its name too
+            self.imported.update(a.name for a in node.names)
         for a in node.names:
             self.imported.add(a.asname or a.name)
 

@@ -206,6 +206,13 @@ class Units:
         that led there (or where the values meet in the checked file). False: no such place."""
         site = None
         fr = self.frame
+        st = fr.stmt_stack[-1] if fr is not None and fr.stmt_stack else None
+        if st is not None and getattr(st, "lineno", LINE_BASE) < LINE_BASE:
+            # raised while the checked file's own statement runs (a move that strands an optimizer state
+            # loaded in a helper module): that statement, whichever function of the file it sits in
+            end = getattr(st, "end_lineno", None) or st.lineno
+            site = next((s for s, _ in f.related if st.lineno <= s.line <= end), span_of(st))
+            fr = None
         while fr is not None:
             call = fr.call_node
             if call is not None and getattr(call, "lineno", LINE_BASE) < LINE_BASE:
