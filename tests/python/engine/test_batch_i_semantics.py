@@ -487,3 +487,53 @@ def test_cpu_branch_chosen_by_a_flag_or_a_parameter_is_silent(tmp_path):
             return torch.cat((onehot.sum(-1), pairs), dim=-1)
         """})
     assert _codes(tmp_path, "prep.py") == []
+
+
+def test_cpu_branch_chosen_by_a_size_passed_one_helper_deeper_and_in_a_class(tmp_path):
+    # the caller unpacks the shape (`.shape` or `.size()`) and hands the size down: a parameter bound to
+    # a Python number is a size too
+    _project(tmp_path, {"feats.py": FEATURES, "prep.py": """
+        import torch
+        from feats import dev, pair_features
+
+
+        def pairs_or_zeros(onehot, rows, cols):
+            return pair_features(onehot) if rows > 1 else torch.zeros((cols, cols))
+
+
+        class Featurizer:
+            def features(self, tokens):
+                onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+                rows, cols = tokens.size()
+                pairs = pairs_or_zeros(onehot, rows, cols)
+                return torch.cat((onehot.sum(-1), pairs), dim=-1)
+
+
+        def run(tokens):
+            return Featurizer().features(tokens)
+
+
+        run(torch.randint(0, 21, (1, 9)))
+        """})
+    assert [(line, c) for line, c in _codes(tmp_path, "prep.py")] == [(13, "DEV202")]  # where the cpu value comes from
+
+
+def test_size_parameter_from_an_unknown_caller_value_is_silent(tmp_path):
+    _project(tmp_path, {"feats.py": FEATURES, "prep.py": """
+        import sys
+        import torch
+        from feats import dev, pair_features
+
+
+        def pairs_or_zeros(onehot, rows):
+            return pair_features(onehot) if rows > 1 else torch.zeros((4, 4))
+
+
+        def features(tokens, rows):
+            onehot = torch.nn.functional.one_hot(tokens, 21).float().to(dev())
+            return torch.cat((onehot.sum(-1), pairs_or_zeros(onehot, rows)), dim=-1)
+
+
+        features(torch.randint(0, 21, (1, 9)), int(sys.argv[1]))
+        """})
+    assert _codes(tmp_path, "prep.py") == []

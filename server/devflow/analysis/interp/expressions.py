@@ -436,11 +436,18 @@ class Expressions:
         for cpu, other, when in ((a, b, "true"), (b, a, "false")):
             if cpu.dev is not None and cpu.dev.is_cpu and not cpu.scalar and cpu.origin is not None and \
                     cpu.origin.kind in ("factory", "legacy") and definitely_differ(CPU, other.dev) and \
-                    _sizes_only(node.test, frame.node):
+                    _sizes_only(node.test, frame.node, self._is_number_name(frame)):
                 org = Origin(cpu.origin.span, f"{cpu.origin.reason}, where `{self.text(node.test)}` is {when}",
                              cpu.origin.kind)
                 return Val("tensor", CPU, org, text=self.text(node))
         return None
+
+    def _is_number_name(self, frame):
+        """A test for a parameter bound here to a Python number (a size passed down from the caller)."""
+        def number(name: str) -> bool:
+            v = frame.env.get(name)
+            return v is not None and v.kind == "number"
+        return number
 
     def e_BoolOp(self, node, frame):
         vals = [self.eval(v, frame) for v in node.values]
@@ -784,9 +791,10 @@ def _none_branch(node: ast.IfExp) -> str | None:
 _SIZE_METHODS = ("size", "dim", "numel", "nelement", "ndimension")
 
 
-def _sizes_only(test, scope) -> bool:
-    """Whether a condition reads only sizes: constants, `x.shape` / `x.ndim` / `x.size(i)` / `len(x)`, and
-    local names every assignment of which (in `scope`) is such a size (`nrow, ncol = a3m.shape`)."""
+def _sizes_only(test, scope, is_number_param=None) -> bool:
+    """Whether a condition reads only sizes: constants, `x.shape` / `x.ndim` / `x.size(i)` / `len(x)`,
+    local names every assignment of which (in `scope`) is such a size (`nrow, ncol = a3m.shape`), and
+    parameters bound to a Python number (a size the caller passed)."""
     body = getattr(scope, "body", None)
     if not isinstance(body, list):
         return False
@@ -821,7 +829,7 @@ def _sizes_only(test, scope) -> bool:
 
     def size_name(name: str) -> bool:
         if name in params:
-            return False
+            return is_number_param is not None and is_number_param(name)
         values = []
         for n in ast.walk(scope):
             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)) and n is not scope:

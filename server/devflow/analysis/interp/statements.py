@@ -126,6 +126,18 @@ class Statements:
             self.assign(st.target, val, frame, st)
         return False
 
+    def _unpacks_shape(self, st, target, frame) -> bool:
+        """`a, b = x.shape` / `x.size()` of a tensor `x`, unpacked straight into `target`."""
+        v = getattr(st, "value", None)
+        if not (isinstance(st, ast.Assign) and target in st.targets):
+            return False
+        if isinstance(v, ast.Call) and not v.args and not v.keywords:
+            v = v.func if isinstance(v.func, ast.Attribute) and v.func.attr == "size" else None
+        elif not (isinstance(v, ast.Attribute) and v.attr == "shape"):
+            v = None
+        return v is not None and isinstance(v.value, (ast.Name, ast.Attribute)) and \
+            self.eval(v.value, frame).kind == "tensor"
+
     def _augmented_item(self, target: ast.Subscript, frame) -> Val:
         """`t[i:j] += v` is an in-place op on a view of the tensor `t` (on `t`'s device); items of
         containers (`totals[k] += ...`) are left unknown."""
@@ -441,6 +453,8 @@ class Statements:
                     self.assign(t, Val("tensor", val.dev, val.origin, scalar=not val.batch, batch=val.batch), frame, st)
                 elif val.kind == "obj" and val.obj is not None and val.elem is not None:
                     self.assign(t, val.elem, frame, st)
+                elif self._unpacks_shape(st, target, frame):
+                    self.assign(t, Val("number"), frame, st)  # `nrow, ncol = a3m.shape`: Python ints
                 else:
                     self.assign(t, UNKNOWN, frame, st)
         elif isinstance(target, ast.Attribute):
