@@ -156,24 +156,21 @@ class Library:
             # `setattr(cls, "sample_elbo", sample_elbo)` (a class decorator adding methods): the class has it now
             self.__dict__.setdefault("_class_extras", {}).setdefault(id(args[0].func), {})[args[1].const] = args[2]
             return Val("const", const=None)
-        if name == "setattr" and len(args) == 3 and args[0].kind == "module" and args[0].obj is not None and \
-                args[2].kind == "module" and len(node.args) == 3:
-            # `setattr(parent, child_name, LoRALinear(...))` is `parent.<child_name> = ...`: a submodule
-            # registered on the module (a computed name stays unknown, as a name)
-            attr = args[1].const if args[1].kind == "const" and isinstance(args[1].const, str) else \
-                f"<{self.text(node.args[1])}>"
-            target = ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Store()), node)
-            target.end_lineno, target.end_col_offset = node.end_lineno, node.end_col_offset
-            self.set_attr(args[0], target, args[2], frame, node)
-            return Val("const", const=None)
-        if name == "setattr" and len(node.args) == 3 and args[0].kind in ("module", "obj") and args[0].obj is not None \
-                and args[1].kind == "const" and isinstance(args[1].const, str) and args[1].const.isidentifier():
-            # `setattr(self, name, value)` with the name known here (a helper's parameter bound to a literal):
-            # the attribute store `self.<name> = value`
-            target = ast.copy_location(ast.Attribute(value=node.args[0], attr=args[1].const, ctx=ast.Store()), node)
-            st = frame.stmt_stack[-1] if frame.stmt_stack else node
-            self.set_attr(args[0], target, args[2], frame, st)
-            return Val("const", const=None)
+        if name == "setattr" and len(args) == 3 and len(node.args) == 3 and args[0].kind in ("module", "obj") \
+                and args[0].obj is not None:
+            key = args[1].const if args[1].kind == "const" and isinstance(args[1].const, str) else None
+            child = args[0].kind == "module" and args[2].kind == "module"
+            if child or (key is not None and key.isidentifier()):
+                # the attribute store `parent.<name> = value`: a name known here (a helper's parameter bound to
+                # a literal), or a submodule registered under any name (`setattr(parent, child_name,
+                # LoRALinear(...))`; a computed name stays unknown, as a name)
+                attr = key if key is not None else f"<{self.text(node.args[1])}>"
+                target = ast.copy_location(ast.Attribute(value=node.args[0], attr=attr, ctx=ast.Store()), node)
+                if child:
+                    target.end_lineno, target.end_col_offset = node.end_lineno, node.end_col_offset
+                st = node if child or not frame.stmt_stack else frame.stmt_stack[-1]
+                self.set_attr(args[0], target, args[2], frame, st)
+                return Val("const", const=None)
         if name == "type" and len(args) == 1 and args[0].kind == "tensor":
             # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
             return Val("qual", const="torch.Tensor")
