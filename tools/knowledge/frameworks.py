@@ -373,64 +373,13 @@ def _is_list(e) -> bool:
     return isinstance(e, (ast.List, ast.ListComp)) or isinstance(e, ast.Call) and isinstance(e.func, ast.Name) and e.func.id == "list"
 
 
-def dataset_loaders(wheel: Path, package: str) -> list[str]:
-    """Classes of a library that subclass torch.utils.data.DataLoader and, like it, collate the items
-    of a dataset given first (`DataLoader(dataset, ...)`): their batches are where the dataset's items
-    are. Loaders over one graph / tensor (`NeighborLoader(data, ...)`) are not listed: they slice what
-    they are given, on its device. Qualified by module and by the package re-exports."""
-    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
-    base_of = {}  # module.Class -> qualified bases
-    inits = {}
-    for mod, tree in trees.items():
-        imported = {}
-        for n in ast.walk(tree):
-            if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
-                for a in n.names:
-                    imported[a.asname or a.name] = f"{n.module}.{a.name}"
-            elif isinstance(n, ast.ImportFrom) and n.level:
-                pkg = mod.rsplit(".", n.level)[0] if not mod.endswith(".__init__") else mod[: -len(".__init__")].rsplit(".", n.level - 1)[0]
-                for a in n.names:
-                    imported[a.asname or a.name] = f"{pkg}.{n.module}.{a.name}" if n.module else f"{pkg}.{a.name}"
-        mod_name = mod.removesuffix(".__init__")
-        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
-            bases = []
-            for b in cls.bases:
-                text = ast.unparse(b)
-                head, _, rest = text.partition(".")
-                bases.append(f"{imported[head]}.{rest}".rstrip(".") if head in imported else
-                             text if "." in text else f"{mod_name}.{text}")
-            base_of[f"{mod_name}.{cls.name}"] = bases
-            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
-            inits[f"{mod_name}.{cls.name}"] = [a.arg for a in init.args.args][1:2] if init is not None else None
-            if init is not None and _uses_identity_collate(tree, init):
-                inits[f"{mod_name}.{cls.name}"] = None  # yields plain lists of items (DataListLoader): no batch
-    loaders = {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}
-    changed = True
-    while changed:
-        changed = False
-        for q, bases in base_of.items():
-            if q not in loaders and any(b in loaders for b in bases):
-                loaders.add(q)
-                changed = True
-    found = {q for q in loaders if q in base_of and inits.get(q) == ["dataset"]}
-    for mod, tree in trees.items():  # `from .dataloader import DataLoader` in torch_geometric/loader/__init__.py
-        if mod.endswith(".__init__"):
-            pkg = mod[: -len(".__init__")]
-            for n in tree.body:
-                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
-                    for a in n.names:
-                        if f"{pkg}.{n.module}.{a.name}" in found:
-                            found.add(f"{pkg}.{a.asname or a.name}")
-    return sorted(found)
+def _modules(wheel: Path, prefix: str) -> dict[str, ast.Module]:
+    """The wheel's modules under `prefix`, by dotted name (`pkg.sub.__init__` for a package)."""
+    return {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, prefix)}
 
 
-def graph_datasets(wheel: Path, package: str) -> dict:
-    """A graph library's datasets and graph objects (torch_geometric): the dataset classes (subclasses of
-    its `data.Dataset`, in its `datasets` package, qualified and by the package re-exports), whose items
-    are graph objects built on the host from the files they load; the fields of its `data.Data` graph
-    (the tensors its constructor takes: `x`, `edge_index`, `y` ...), which `.to()` moves in place; and
-    its transforms that take a `device` (ToDevice), which move each graph as the dataset hands it out."""
-    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, f"{package}/")}
+def _class_bases(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
+    """module.Class -> its bases, qualified through the module's imports (relative ones too)."""
     base_of = {}
     for mod, tree in trees.items():
         imported = {}
@@ -451,7 +400,12 @@ def graph_datasets(wheel: Path, package: str) -> dict:
                 bases.append(f"{imported[head]}.{rest}".rstrip(".") if head in imported else
                              text if "." in text else f"{mod_name}.{text}")
             base_of[f"{mod_name}.{cls.name}"] = bases
-    # the package re-exports (`from .dataset import Dataset` in torch_geometric/data/__init__.py)
+    return base_of
+
+
+def _reexports(trees: dict[str, ast.Module]) -> dict[str, str]:
+    """The package re-exports (`from .dataset import Dataset` in torch_geometric/data/__init__.py): the name
+    under the package -> the name where it is defined."""
     alias = {}
     for mod, tree in trees.items():
         if mod.endswith(".__init__"):
@@ -460,14 +414,53 @@ def graph_datasets(wheel: Path, package: str) -> dict:
                 if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
                     for a in n.names:
                         alias[f"{pkg}.{a.asname or a.name}"] = f"{pkg}.{n.module}.{a.name}"
-    datasets = {f"{package}.data.dataset.Dataset"}
+    return alias
+
+
+def _subclasses(base_of: dict[str, list[str]], roots: set[str], alias: dict[str, str]) -> set[str]:
+    """`roots` and every class deriving from one of them, directly or not (bases read through `alias`)."""
+    found = set(roots)
     changed = True
     while changed:
         changed = False
         for q, bases in base_of.items():
-            if q not in datasets and any(alias.get(b, b) in datasets for b in bases):
-                datasets.add(q)
+            if q not in found and any(alias.get(b, b) in found for b in bases):
+                found.add(q)
                 changed = True
+    return found
+
+
+def dataset_loaders(wheel: Path, package: str) -> list[str]:
+    """Classes of a library that subclass torch.utils.data.DataLoader and, like it, collate the items
+    of a dataset given first (`DataLoader(dataset, ...)`): their batches are where the dataset's items
+    are. Loaders over one graph / tensor (`NeighborLoader(data, ...)`) are not listed: they slice what
+    they are given, on its device. Qualified by module and by the package re-exports."""
+    trees = _modules(wheel, f"{package}/")
+    base_of = _class_bases(trees)
+    inits = {}
+    for mod, tree in trees.items():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            q = f"{mod.removesuffix('.__init__')}.{cls.name}"
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            inits[q] = [a.arg for a in init.args.args][1:2] if init is not None else None
+            if init is not None and _uses_identity_collate(tree, init):
+                inits[q] = None  # yields plain lists of items (DataListLoader): no batch
+    loaders = _subclasses(base_of, {"torch.utils.data.DataLoader", "torch.utils.data.dataloader.DataLoader"}, {})
+    found = {q for q in loaders if q in base_of and inits.get(q) == ["dataset"]}
+    # `from .dataloader import DataLoader` in torch_geometric/loader/__init__.py
+    found |= {a for a, q in _reexports(trees).items() if q in found}
+    return sorted(found)
+
+
+def graph_datasets(wheel: Path, package: str) -> dict:
+    """A graph library's datasets and graph objects (torch_geometric): the dataset classes (subclasses of
+    its `data.Dataset`, in its `datasets` package, qualified and by the package re-exports), whose items
+    are graph objects built on the host from the files they load; the fields of its `data.Data` graph
+    (the tensors its constructor takes: `x`, `edge_index`, `y` ...), which `.to()` moves in place; and
+    its transforms that take a `device` (ToDevice), which move each graph as the dataset hands it out."""
+    trees = _modules(wheel, f"{package}/")
+    alias = _reexports(trees)
+    datasets = _subclasses(_class_bases(trees), {f"{package}.data.dataset.Dataset"}, alias)
     found = {q for q in datasets if q.startswith(f"{package}.datasets.")}
     found |= {a for a, q in alias.items() if q in found}
     data = trees.get(f"{package}.data.data")
@@ -508,7 +501,7 @@ def image_transforms(wheel: Path) -> dict:
     that builds it with torch.from_numpy / as_tensor (so on the cpu); `composers` those that call each
     transform they hold in turn (`for t in self.transforms: img = t(img)`). Class names, under
     torchvision.transforms."""
-    trees = {name.removesuffix(".py").replace("/", "."): tree for name, tree in _trees(wheel, "torchvision/transforms/")}
+    trees = _modules(wheel, "torchvision/transforms/")
     functionals = set()  # (module, function)
     for mod, tree in trees.items():
         for f in tree.body:
