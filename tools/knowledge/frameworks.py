@@ -476,6 +476,24 @@ def graph_datasets(wheel: Path, package: str) -> dict:
     return {"datasets": sorted(found), "graph_fields": fields, "moving_transforms": sorted(moving)}
 
 
+def attribute_dicts(wheel: Path, package: str) -> list[str]:
+    """A config library's attribute dicts (yacs CfgNode, EasyDict, addict's Dict): classes deriving from
+    `dict` that define `__getattr__` or `__setattr__` (or inherit one), so `cfg.MODEL.DEVICE = "cuda"`
+    stores a key read back as an attribute. Qualified by module and by the package re-exports."""
+    trees = _modules(wheel, f"{package}/")
+    alias = _reexports(trees)
+    base_of = _class_bases(trees)
+    # a bare `dict` base is the builtin (qualified by its module when neither defined nor imported there)
+    builtin = {f"{m.removesuffix('.__init__')}.dict" for m in trees} - set(base_of)
+    dicts = _subclasses(base_of, builtin, alias)
+    hooks = {f"{mod.removesuffix('.__init__')}.{c.name}" for mod, tree in trees.items()
+             for c in tree.body if isinstance(c, ast.ClassDef)
+             and any(isinstance(f, ast.FunctionDef) and f.name in ("__getattr__", "__setattr__") for f in c.body)}
+    found = {q for q in dicts & _subclasses(base_of, hooks, alias) if q in base_of and ".test" not in q}
+    found |= {a for a, q in alias.items() if q in found}
+    return sorted(found)
+
+
 def _annotated_tensor(a: ast.arg) -> bool:
     """`x: Optional[Tensor] = None`: a parameter typed as a tensor (or a tensor or None)."""
     return a.annotation is not None and "Tensor" in ast.unparse(a.annotation)

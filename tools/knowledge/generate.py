@@ -99,10 +99,11 @@ def framework_knowledge() -> dict:
                 "accelerate": [acc],
                 **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS,
                 **{k: [v] for k, v in pins.DATASET_LOADERS.items()},
-                **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()}}
+                **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()},
+                **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()}}
     tl = pins.TENSOR_LIBRARIES
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, pillow ast scan; "
+                               "torchvision, pillow, yacs, easydict, addict ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -116,7 +117,8 @@ def framework_knowledge() -> dict:
             "dataset_loaders": {lib: frameworks.dataset_loaders(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
             "graph_datasets": {lib: frameworks.graph_datasets(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
             "image_transforms": {"torchvision": frameworks.image_transforms(_wheel("torchvision", pins.LIBRARIES["torchvision"][0]))},
-            "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m))}
+            "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m)),
+            "attribute_dicts": {d: frameworks.attribute_dicts(_wheel(d, v), m) for d, (m, v) in pins.CONFIG_LIBRARIES.items()}}
 
 
 def _dump(data: dict) -> str:

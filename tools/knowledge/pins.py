@@ -30,3 +30,6 @@ DATASET_LOADERS = {"torch_geometric": "2.8.0.post1"}
 # Packages read only to learn that none of their modules imports torch (what they return is host data):
 # distribution -> (import name, version).
 HOST_PACKAGES = {"pillow": ("PIL", "11.3.0")}
+# Config libraries whose objects are dicts read and written as attributes (frameworks.json, ast scan):
+# distribution -> (package, version).
+CONFIG_LIBRARIES = {"yacs": ("yacs", "0.1.8"), "easydict": ("easydict", "1.13"), "addict": ("addict", "2.4.0")}

@@ -66,6 +66,8 @@ GRAPH_MOVING_TRANSFORMS = frozenset(q for t in _F.get("graph_datasets", {}).valu
 # given, and those that apply each transform they hold in turn (Compose).
 TO_TENSOR_TRANSFORMS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("to_tensor", []))
 TRANSFORM_COMPOSERS = frozenset(_F.get("image_transforms", {}).get("torchvision", {}).get("composers", []))
+# Config libraries' dicts read and written as attributes (yacs CfgNode, EasyDict, addict's Dict).
+ATTRIBUTE_DICTS = frozenset(q for qs in _F.get("attribute_dicts", {}).values() for q in qs)
 # Packages none of whose modules imports torch (PIL): what they return is host data.
 HOST_PACKAGES = frozenset(_F.get("host_packages", []))
 

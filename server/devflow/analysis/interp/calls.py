@@ -9,11 +9,11 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
-from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
+from devflow.analysis.lattice import CPU, CUDA, TOP, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, DEVICE_WORDS, method_kind
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, method_kind
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 
 
@@ -147,6 +147,8 @@ class Calls:
                 return UNKNOWN
             if r.kind == "device" and fval.const == "type":
                 return UNKNOWN
+            if r.kind == "const" and fval.const == "format":
+                return self.format_device(node, r, args, kwargs) or UNKNOWN
             if r.kind == "attr" and fval.const in ("to", "cuda", "cpu") and r.obj is not None and r.obj.kind == "module" \
                     and not r.obj.dispatched:
                 # a part of a library model / pipeline moved (`pipe.vae.to(d)`, `dit = pipe.transformer;
@@ -318,8 +320,6 @@ class Calls:
         return None, 0, None
 
     def _param_val(self, name: str, v: Val, fn) -> Val:
-        if v.kind == "unknown" and (name in DEVICE_WORDS or name.endswith("_device")):
-            return Val("device", Dev("sym", key=("param", id(fn), name), text=name, accel=True))
         if v.kind in ("tensor", "module", "obj"):
             return v.with_text(name)
         return v

@@ -504,6 +504,10 @@ class Expressions:
             dev = self.percent_device(node, left, right)
             if dev is not None:
                 return dev
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            dev = self.concat_device(node, left, right)
+            if dev is not None:
+                return dev
         if left.kind == right.kind == "const" and isinstance(node, ast.BinOp):
             try:
                 if isinstance(left.const, (int, float, str)) and isinstance(right.const, (int, float, str)) and \

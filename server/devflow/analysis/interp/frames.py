@@ -14,7 +14,6 @@ from devflow.model import Span
 # this bound only keeps the Python stack safe on pathological call chains.
 MAX_DEPTH = 64
 
-DEVICE_WORDS = ("device", "dev")
 
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 

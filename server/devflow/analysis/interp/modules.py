@@ -12,6 +12,7 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_d
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
 
@@ -507,6 +508,8 @@ class Modules:
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
+        if is_attribute_dict(r):
+            return self.config_method(node, r, name, args)
         if obj.kind == "host":
             return host_data()  # `arr.astype(...)`, `rng.choice(...)`: still numpy on the host
         if obj.kind == "autograd_ctx":

@@ -129,6 +129,23 @@ class MultiGpu:
             return None
         if arg.kind == "obj" and arg.obj is not None and arg.obj.kind == "tuple" and len(arg.obj.items) == 1:
             arg = arg.obj.items[0]
+        return self._cuda_of_index(node, arg)
+
+    def format_device(self, node, fmt: Val, args: list, kwargs: dict) -> Val | None:
+        """`"cuda:{}".format(i)` / `"cuda:{0}".format(i)`: the device `f"cuda:{i}"` names; None otherwise."""
+        if fmt.kind != "const" or fmt.const not in ("cuda:{}", "cuda:{0}") or len(args) != 1 or kwargs:
+            return None
+        return self._cuda_of_index(node, args[0])
+
+    def concat_device(self, node, left: Val, right: Val) -> Val | None:
+        """`"cuda:" + str(i)`: a cuda device of that index (some cuda device when the index is unknown)."""
+        if left.kind != "const" or left.const != "cuda:" or (right.kind == "const" and not isinstance(right.const, str)):
+            return None
+        if right.kind == "const":
+            return None  # both known: the string itself, which torch.device parses
+        return self._cuda_of_index(node, right)
+
+    def _cuda_of_index(self, node, arg: Val) -> Val:
         org = Origin(span_of(node), f"set at line {node.lineno}")
         d = self.cuda_index_dev(arg, self.text(node))
         return Val("device", d if d is not None else Dev("cuda", key=ANY_INDEX), org)

@@ -1,13 +1,22 @@
 """Plain records the code builds its configuration and batches from: `types.SimpleNamespace(**kw)`
-(an object whose attributes are its keywords) and `collections.namedtuple` classes (tuples whose
-fields are also attributes), so a device or a tensor stored in one is read back where it is used.
+(an object whose attributes are its keywords), `collections.namedtuple` classes (tuples whose
+fields are also attributes) and config libraries' attribute dicts (yacs `CfgNode`, `EasyDict`), so a
+device or a tensor stored in one is read back where it is used. A config the code merges (from a file,
+the command line) holds its defaults no longer: a default that names an accelerator becomes the symbolic
+device of that key (whatever the file says, the code means it as the accelerator, as `--device` does)
+and the other defaults become unknown.
 And the world the analysis runs in: a machine with CUDA (`torch.cuda.is_available()` is True).
 """
 
 from __future__ import annotations
 
+from devflow.analysis import framework_api as FW
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.lattice import Dev, concrete
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+
+# dict methods that only read: calling one leaves a config as it was
+_DICT_READS = frozenset(("get", "keys", "values", "items", "copy", "__contains__", "__getitem__", "__len__", "__iter__"))
 
 # The text that marks `torch.cuda.is_available()`'s value: a conditional expression on it still
 # yields the symbolic "accelerator if available" device (its messages and fixes name the variable).
@@ -25,6 +34,8 @@ class Records:
             if "__opaque__" in kwargs:
                 return UNKNOWN
             return Val("obj", obj=Obj("namespace", qual=q, attrs=dict(kwargs)))
+        if q in FW.ATTRIBUTE_DICTS:
+            return _attribute_dict(q, args, kwargs)
         if q in ("collections.namedtuple", "typing.NamedTuple") and len(args) >= 2:
             fields = _field_names(args[1])
             if fields is None or "__opaque__" in kwargs:
@@ -37,6 +48,53 @@ class Records:
             values += [kwargs.get(f, UNKNOWN) for f in fields[len(values):]]
             return Val("obj", obj=Obj("tuple", qual="namedtuple", items=values, attrs=dict(zip(fields, values))))
         return None
+
+
+    def config_method(self, node, cfg: Val, name: str, args) -> Val:
+        """A method of a config's attribute dict: a read gives the entry; any other call (`merge_from_file`,
+        `update`, `merge_from_list(argv)`) may override every entry."""
+        obj = cfg.obj
+        if name == "get" and args and args[0].kind == "const":
+            return obj.attrs.get(args[0].const, args[1] if len(args) > 1 else Val("const", const=None))
+        if name not in _DICT_READS:
+            _overridden(obj, self.text(node.func.value), Origin(span_of(node), f"a default the code may override "
+                                                                f"(`{self.text(node)}` at line {node.lineno})"))
+        return UNKNOWN
+
+
+def is_attribute_dict(v: Val) -> bool:
+    return v.kind == "obj" and v.obj is not None and v.obj.kind == "namespace" and v.obj.qual in FW.ATTRIBUTE_DICTS
+
+
+def _attribute_dict(q: str, args, kwargs) -> Val:
+    """`CfgNode()`, `EasyDict(d)`, `Dict(a=1)`: the entries given, nested dicts made attribute dicts too."""
+    if "__opaque__" in kwargs or len(args) > 1:
+        return UNKNOWN
+    entries = dict(kwargs)
+    if args:
+        d = args[0]
+        if not (d.kind == "obj" and d.obj is not None and d.obj.kind == "dict" and getattr(d.obj, "exact", False)
+                and all(isinstance(k, str) for k in d.obj.keys)):
+            return UNKNOWN
+        entries = {**d.obj.keys, **entries}
+    for k, v in entries.items():
+        if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict":
+            entries[k] = _attribute_dict(q, [v], {})
+    return Val("obj", obj=Obj("namespace", qual=q, attrs=entries))
+
+
+def _overridden(obj: Obj, path: str, origin: Origin) -> None:
+    """Every entry of a merged config, nested ones too: a default naming an accelerator is now that key's
+    symbolic accelerator; other plain values are unknown; tensors and modules stay what they are."""
+    for k, v in list(obj.attrs.items()):
+        dev = concrete(v.const) if v.kind == "const" and isinstance(v.const, str) else \
+            v.dev if v.kind == "device" and v.dev is not None and v.dev.kind != "sym" else None
+        if dev is not None and dev.known and not dev.is_cpu:
+            obj.attrs[k] = Val("device", Dev("sym", key=("config", id(obj), k), text=f"{path}.{k}", accel=True), origin)
+        elif is_attribute_dict(v):
+            _overridden(v.obj, f"{path}.{k}", origin)
+        elif v.kind == "const" or v.kind == "number" or (v.kind == "device" and (v.dev is None or v.dev.kind != "sym")):
+            obj.attrs[k] = UNKNOWN
 
 
 def _field_names(v: Val) -> list[str] | None:
