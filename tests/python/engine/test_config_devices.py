@@ -232,3 +232,38 @@ def test_formatted_cuda_strings(tmp_path):
         """})
     assert _codes(tmp_path, "run.py") == [(10, "DEV201")]
     assert _codes(tmp_path, "quiet.py") == []
+
+
+def test_parameter_used_as_a_device_is_one_whatever_its_name(tmp_path):
+    """What the function does with a parameter makes it a device: annotated `torch.device`, passed as
+    `device=`, given to `torch.device(...)`; renamed, the finding stays."""
+    body = """
+    import torch
+
+
+    def evaluate(model, loader, {sig}):
+        {setup}
+        for x in loader:
+            mask = torch.ones(x.shape[0])
+            out = x.to({p}) * mask
+    """
+    for name in ("device", "where", "d"):
+        for sig, setup in ((f"{name}: torch.device", "pass"), (f"{name}: 'torch.device | None' = None", "pass"),
+                           (name, f"model.to(device={name})"), (name, f"model.to(torch.device({name}))")):
+            root = tmp_path / f"{name}{len(sig)}{len(setup)}"
+            _project(root, {"lib.py": body.format(sig=sig, setup=setup, p=name)})
+            assert _codes(root, "lib.py") == [(7, "DEV201")], (sig, setup)  # the mask, made on the cpu
+
+
+def test_parameter_also_used_as_a_dtype_is_not_a_device(tmp_path):
+    _project(tmp_path, {"lib.py": """
+        import torch
+
+
+        def cast(model, loader, kind):
+            model.to(device=kind)
+            for x in loader:
+                mask = torch.ones(x.shape[0], dtype=kind)
+                out = x.to(kind) * mask
+        """})
+    assert _codes(tmp_path, "lib.py") == []

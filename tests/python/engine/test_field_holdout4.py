@@ -106,7 +106,7 @@ class Postprocessor(nn.Module):
         return {{"preds": preds[:, self.class_map] if self.class_map is not None else preds, "target": {target}}}
 
 
-def evaluate(features, labels, heads, device, class_map=None):
+def evaluate(features, labels, heads, device: torch.device, class_map=None):
     posts = {{k: Postprocessor(v, class_map) for k, v in heads.items()}}
     labels = labels.to(device)
     out = {{}}

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
-from devflow.analysis.lattice import CPU, CUDA, TOP, join
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
@@ -309,6 +309,43 @@ class Calls:
             (self.builds_modules_cache if facts is None else facts)[key] = hit
         return hit
 
+    def _device_params(self, fn) -> frozenset:
+        """The parameters `fn` uses as a device, by what it does with them: annotated `torch.device`, passed
+        as `device=`, or given to `torch.device(...)`; one also passed as `dtype=` is not one. Cached like
+        `_is_generator` (the imports that name `torch.device` are the file's own)."""
+        key = ("devparams", id(fn))
+        _lines, _first, facts = self._own_lines(fn)
+        cache = self.builds_modules_cache if facts is None else facts
+        hit = cache.get(key)
+        if hit is None:
+            a = fn.args
+            params = {p.arg: p for p in a.posonlyargs + a.args + a.kwonlyargs}
+            dev, dtype = set(), set()
+            for p, arg in params.items():
+                ann = arg.annotation
+                if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # `"torch.device | None"`
+                    try:
+                        ann = ast.parse(ann.value, mode="eval").body
+                    except SyntaxError:
+                        ann = None
+                if ann is not None and any(isinstance(n, (ast.Name, ast.Attribute)) and
+                                           self.qualname(n, self.module_frame) == "torch.device" for n in ast.walk(ann)):
+                    dev.add(p)
+            body = fn.body if isinstance(fn.body, list) else [fn.body]
+            for st in body:
+                for n in ast.walk(st):
+                    if not isinstance(n, ast.Call):
+                        continue
+                    for kw in n.keywords:
+                        if isinstance(kw.value, ast.Name) and kw.value.id in params:
+                            (dev if kw.arg == "device" else dtype if kw.arg == "dtype" else set()).add(kw.value.id)
+                    if n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in params and \
+                            isinstance(n.func, (ast.Name, ast.Attribute)) and self.qualname(n.func, self.module_frame) == "torch.device":
+                        dev.add(n.args[0].id)
+            hit = frozenset(dev - dtype)
+            cache[key] = hit
+        return hit
+
     def _own_lines(self, fn):
         """(lines of the file that defines `fn`, the number of its first line, that file's lasting
         fact cache or None), from the file being run; (None, 0, None) when it is not that file."""
@@ -320,6 +357,10 @@ class Calls:
         return None, 0, None
 
     def _param_val(self, name: str, v: Val, fn) -> Val:
+        if v.kind == "unknown" and name in self._device_params(fn):
+            # a parameter the function uses as a device, given nothing known: the function is written to
+            # place its values wherever it is told, an accelerator among them
+            return Val("device", Dev("sym", key=("param", id(fn), name), text=name, accel=True))
         if v.kind in ("tensor", "module", "obj"):
             return v.with_text(name)
         return v
