@@ -474,7 +474,10 @@ class Modules:
                     obj.items, obj.dev = [], TOP
             return Val("const", const=None)
         if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
-            _add_to_container(obj, [a for a in args if a.kind == "module"])
+            if name == "extend":
+                extend_container(obj, args[0] if args else UNKNOWN)
+            else:
+                _add_to_container(obj, [a for a in args if a.kind == "module"])
             return Val("const", const=None)
         if name in ("forward", "generate", "update", "compute") or (obj.cls is None and name == "__call__"):
             if obj.cls is not None and obj.cls.method(name):
@@ -611,6 +614,18 @@ class Modules:
         for v in obj.keys.values():
             out = v if out is None else self.join(out, v)
         return out or UNKNOWN
+
+
+def extend_container(obj, seq) -> None:
+    """`ml.extend(xs)` / `ml += xs` on a torch ModuleList or Sequential: the elements of a list or tuple
+    known one by one are its children from now on; anything else leaves an unknown child, so what the
+    container runs (and its device) stays unknown."""
+    o = seq.obj if seq.kind == "obj" else None
+    if o is not None and o.kind in ("list", "tuple") and seq.elem is None:
+        _add_to_container(obj, list(o.items))
+    else:
+        obj.items.append(UNKNOWN)
+        obj.dev = TOP
 
 
 def _add_to_container(obj, mods: list) -> None:
