@@ -115,3 +115,73 @@ def test_modulelist_iadd_moved_or_unknown_stays_silent(tmp_path):
         src = STFT_LOSS.replace("{ADD}", add).replace("import torch\n", "import torch\nfrom registry import make_loss\n", 1)
         _project(tmp_path / key, {"losses.py": src, "train.py": SCRIPT})
         assert _codes(tmp_path / key, "train.py") == [], key
+
+
+# --- typed legacy constructors under set_default_tensor_type ---------------------------------------
+
+RAYS = """
+import torch
+
+
+def get_ray_directions(H, W, focal):
+    i, j = torch.meshgrid(torch.linspace(0, W - 1, W), torch.linspace(0, H - 1, H), indexing="xy")
+    return torch.stack([(i - W * .5) / focal, -(j - H * .5) / focal, -torch.ones_like(i)], -1)
+
+
+def get_rays(directions, c2w):
+    rays_d = directions @ c2w[:3, :3].T
+    return c2w[:3, -1].expand(rays_d.shape), rays_d
+"""
+
+BBOX = """
+import torch
+from rays import get_ray_directions, get_rays
+
+
+def bounding_box(frames, H, W, focal):
+    directions = get_ray_directions(H, W, focal)
+    out = []
+    for frame in frames:
+        c2w = {POSE}
+        out.append(get_rays(directions, c2w))
+    return out
+"""
+
+MAIN = """
+import torch
+from bbox import bounding_box
+
+
+def train():
+    frames = [{{"transform_matrix": [[1.0, 0.0, 0.0, 0.0]] * 4}}]
+    return bounding_box(frames, 8, 8, 10.0)
+
+
+if __name__ == "__main__":
+    {DEFAULT}
+    train()
+"""
+
+
+def _nerf(root: Path, pose: str, default: str = "torch.set_default_tensor_type('torch.cuda.FloatTensor')"):
+    _project(root, {"rays.py": RAYS, "bbox.py": BBOX.replace("{POSE}", pose),
+                    "run_nerf.py": MAIN.replace("{DEFAULT}", default).replace("{{", "{").replace("}}", "}")})
+    return _codes(root, "run_nerf.py")
+
+
+def test_typed_legacy_constructor_stays_on_cpu_under_a_cuda_default_tensor_type(tmp_path):
+    # the default reaches the directions two files away; `torch.FloatTensor(...)` ignores it
+    assert _nerf(tmp_path / "float", 'torch.FloatTensor(frame["transform_matrix"])') == [(7, "DEV201")]
+    assert _nerf(tmp_path / "double", 'torch.DoubleTensor(frame["transform_matrix"]).float()') == [(7, "DEV201")]
+
+
+def test_default_following_or_moved_poses_stay_silent(tmp_path):
+    # `torch.Tensor(...)` and `torch.tensor(...)` follow the default tensor type
+    assert _nerf(tmp_path / "tensor", 'torch.Tensor(frame["transform_matrix"])') == []
+    assert _nerf(tmp_path / "factory", 'torch.tensor(frame["transform_matrix"])') == []
+    # moved where the directions are
+    assert _nerf(tmp_path / "moved", 'torch.FloatTensor(frame["transform_matrix"]).to(directions.device)') == []
+    # no cuda default: everything on the cpu
+    assert _nerf(tmp_path / "cpu", 'torch.FloatTensor(frame["transform_matrix"])', "pass") == []
+    # set_default_device: how it treats legacy constructors is not modelled, so unknown
+    assert _nerf(tmp_path / "device", 'torch.FloatTensor(frame["transform_matrix"])', "torch.set_default_device('cuda')") == []
