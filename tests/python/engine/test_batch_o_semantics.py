@@ -1,6 +1,9 @@
 """Semantics found missing by the unseen batch O (tests/fixtures/engine/unseen/o_*), each tested on the
 variations a user writes (renamed, split into files, one helper deeper, inside a trainer class) and on
 the neighbours that must stay silent:
+- a legacy constructor builds on the cpu whatever `set_default_device` says, and a typed one
+  (`torch.FloatTensor(data)`) whatever `set_default_tensor_type` says; `torch.Tensor(...)` follows the
+  latter (checked on torch 2.13 with the meta device and the double dtype);
 - `self.blocks += [Block(...)]` on an `nn.ModuleList` / `nn.Sequential` is `extend` (ModuleList.__iadd__):
   the blocks are its children, so what a loop over it runs, and where their buffers are, is known;
   `ml.extend([...])` the same; extending with something not known element by element leaves it unknown."""
@@ -183,5 +186,12 @@ def test_default_following_or_moved_poses_stay_silent(tmp_path):
     assert _nerf(tmp_path / "moved", 'torch.FloatTensor(frame["transform_matrix"]).to(directions.device)') == []
     # no cuda default: everything on the cpu
     assert _nerf(tmp_path / "cpu", 'torch.FloatTensor(frame["transform_matrix"])', "pass") == []
-    # set_default_device: how it treats legacy constructors is not modelled, so unknown
-    assert _nerf(tmp_path / "device", 'torch.FloatTensor(frame["transform_matrix"])', "torch.set_default_device('cuda')") == []
+
+
+def test_legacy_constructors_ignore_set_default_device(tmp_path):
+    # `set_default_device` (and `with torch.device(...)`) change the factories, not the legacy
+    # constructors: `torch.FloatTensor(...)` and `torch.Tensor(...)` are still built on the cpu
+    for key, pose in {"float": 'torch.FloatTensor(frame["transform_matrix"])',
+                      "tensor": 'torch.Tensor(frame["transform_matrix"])'}.items():
+        assert _nerf(tmp_path / key, pose, "torch.set_default_device('cuda')") == [(7, "DEV201")], key
+    assert _nerf(tmp_path / "factory", 'torch.tensor(frame["transform_matrix"])', "torch.set_default_device('cuda')") == []
