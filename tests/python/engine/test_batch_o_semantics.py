@@ -60,6 +60,7 @@ ADDS = {
     "iadd": "+= [STFTLoss(wl)]",
     "iadd_tuple": "+= (STFTLoss(wl),)",
     "extend": ".extend([STFTLoss(wl)])",
+    "iadd_modulelist": "+= torch.nn.ModuleList([STFTLoss(wl)])",
 }
 
 SCRIPT = """

@@ -620,9 +620,12 @@ def extend_container(obj, seq) -> None:
     """`ml.extend(xs)` / `ml += xs` on a torch ModuleList or Sequential: the elements of a list or tuple
     known one by one are its children from now on; anything else leaves an unknown child, so what the
     container runs (and its device) stays unknown."""
-    o = seq.obj if seq.kind == "obj" else None
-    if o is not None and o.kind in ("list", "tuple") and seq.elem is None:
+    o = seq.obj if seq.kind in ("obj", "module") else None
+    if o is not None and seq.kind == "obj" and o.kind in ("list", "tuple") and seq.elem is None:
         _add_to_container(obj, list(o.items))
+    elif o is not None and seq.kind == "module" and o.cls is None and o.qual.endswith(("ModuleList", "Sequential")) \
+            and o.items and UNKNOWN not in o.items:
+        _add_to_container(obj, list(o.items))  # `ml += nn.ModuleList([...])`: its children
     else:
         obj.items.append(UNKNOWN)
         obj.dev = TOP
