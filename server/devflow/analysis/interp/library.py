@@ -271,7 +271,10 @@ class Library:
                 return Val("tensor", self._as_device(d), Origin(span_of(node), f"created at line {node.lineno}"))
             return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar) if args and args[0].kind == "tensor" else UNKNOWN
         if rest in T.LEGACY_CPU_TYPES:
-            if self.default_dev is not CPU:
+            # legacy constructors build on the cpu backend whatever `set_default_device` / `with torch.device`
+            # say (torch 2.13); `torch.Tensor(...)` alone follows `set_default_tensor_type`
+            by_type = self.default_origin is not None and self.default_origin.kind == "tensor_type"
+            if self.default_dev is not CPU and by_type and rest == "Tensor":
                 return UNKNOWN
             scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
             return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor", "legacy"), scalar=False)
@@ -306,7 +309,7 @@ class Library:
                 self.default_dev = CUDA if ".cuda." in args[0].const else CPU
             else:
                 self.default_dev = TOP
-            self.default_origin = Origin(span_of(node), f"default tensor type set at line {node.lineno}")
+            self.default_origin = Origin(span_of(node), f"default tensor type set at line {node.lineno}", "tensor_type")
             return UNKNOWN
         if rest == "load":
             return self.checkpoint_load(node, args, kwargs) or UNKNOWN

@@ -475,7 +475,10 @@ class Modules:
                     obj.items, obj.dev = [], TOP
             return Val("const", const=None)
         if name in ("append", "extend", "insert") and obj.qual.endswith(("ModuleList", "Sequential")):
-            _add_to_container(obj, [a for a in args if a.kind == "module"])
+            if name == "extend":
+                extend_container(obj, args[0] if args else UNKNOWN)
+            else:
+                _add_to_container(obj, [a for a in args if a.kind == "module"])
             return Val("const", const=None)
         if name in ("forward", "generate", "update", "compute") or (obj.cls is None and name == "__call__"):
             if obj.cls is not None and obj.cls.method(name):
@@ -614,6 +617,21 @@ class Modules:
         for v in obj.keys.values():
             out = v if out is None else self.join(out, v)
         return out or UNKNOWN
+
+
+def extend_container(obj, seq) -> None:
+    """`ml.extend(xs)` / `ml += xs` on a torch ModuleList or Sequential: the elements of a list or tuple
+    known one by one are its children from now on; anything else leaves an unknown child, so what the
+    container runs (and its device) stays unknown."""
+    o = seq.obj if seq.kind in ("obj", "module") else None
+    if o is not None and seq.kind == "obj" and o.kind in ("list", "tuple") and seq.elem is None:
+        _add_to_container(obj, list(o.items))
+    elif o is not None and seq.kind == "module" and o.cls is None and o.qual.endswith(("ModuleList", "Sequential")) \
+            and o.items and UNKNOWN not in o.items:
+        _add_to_container(obj, list(o.items))  # `ml += nn.ModuleList([...])`: its children
+    else:
+        obj.items.append(UNKNOWN)
+        obj.dev = TOP
 
 
 def _add_to_container(obj, mods: list) -> None:

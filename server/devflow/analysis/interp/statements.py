@@ -13,6 +13,7 @@ from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.expressions import _chosen_device
+from devflow.analysis.interp.modules import extend_container
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -120,6 +121,10 @@ class Statements:
                 right.obj is not None and left.obj.kind == "list" and right.obj.kind in ("list", "tuple") and \
                 left.elem is None and right.elem is None:
             left.obj.items.extend(right.obj.items)  # `lst += [...]` extends the list in place
+            return False
+        if isinstance(st.op, ast.Add) and left.kind == "module" and left.obj is not None and left.obj.cls is None and \
+                left.obj.qual.endswith(("ModuleList", "Sequential")):
+            extend_container(left.obj, right)  # `self.blocks += [Block(...)]`: ModuleList.__iadd__ is extend
             return False
         val = self.binop(st, left, right, frame, self.text(st.target), self.text(st.value))
         if isinstance(st.target, ast.Name):
