@@ -29,20 +29,64 @@ _LINE = re.compile(r"\bline (\d+)\b")
 
 
 def importers_of(path: str, project: Project) -> list[str]:
-    """Scripts at the project's roots (not recursive) whose text imports `path`'s module: files that
-    run something (a `__main__` guard or top-level calls / loops), not other library modules."""
+    """Scripts at the project's roots, and in the script folders right under them (`tools/`, `bin/`,
+    `scripts/`: folders that are not packages), whose text imports `path`'s module: files that run
+    something (a `__main__` guard or top-level calls / loops), not other library modules."""
     stem = os.path.splitext(os.path.basename(path))[0]
     if stem == "__init__":
         stem = os.path.basename(os.path.dirname(path))
     me = os.path.abspath(path)
     out: list[str] = []
-    for root in project.roots:
-        for cand, words in _scripts_in(root):
+    folders = list(project.roots)
+    folders += [sub for root in project.roots for sub in _script_folders(root) if sub not in folders]
+    pkg, top = package_of(path)
+    if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders
+        top_pkg = os.path.join(top, pkg.split(".", 1)[0])
+        folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
+    for folder in folders:
+        for cand, words in _scripts_in(folder):
             if cand != me and stem in words and cand not in out:
                 out.append(cand)
                 if len(out) >= MAX_IMPORTERS:
                     return out
     return out
+
+
+MAX_SCRIPT_FOLDERS = 24
+_FOLDERS: dict[tuple, tuple[int, list[str]]] = {}  # (root, packages) -> (its mtime, its script folders)
+
+
+def _script_folders(root: str, packages: bool = False) -> list[str]:
+    """The folders right under `root` that hold scripts rather than a package (no `__init__.py`; with
+    `packages`, subpackages too), hidden folders, environments and installed code left out."""
+    try:
+        mtime = os.stat(root).st_mtime_ns
+    except OSError:
+        return []
+    hit = _FOLDERS.get((root, packages))
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    found: list[str] = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        entries = []
+    for e in entries:
+        if e.name.startswith((".", "_")) or e.name in ("node_modules", "venv", "env", "build", "dist"):
+            continue
+        try:
+            if not e.is_dir() or is_installed(e.path) or os.path.exists(os.path.join(e.path, "pyvenv.cfg")) \
+                    or (not packages and os.path.exists(os.path.join(e.path, "__init__.py"))):
+                continue
+        except OSError:
+            continue
+        found.append(e.path)
+        if len(found) >= MAX_SCRIPT_FOLDERS:
+            break
+    if len(_FOLDERS) > 1000:
+        _FOLDERS.clear()
+    _FOLDERS[(root, packages)] = (mtime, found)
+    return found
 
 
 _SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words)])
