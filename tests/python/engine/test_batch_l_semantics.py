@@ -7,7 +7,8 @@ the neighbours that must stay silent:
 - `t.type()` names the legacy type of the tensor's device type ("torch.cuda.FloatTensor" on any GPU), and a
   cpu tensor cast to it goes to the *current* cuda device, not to `t`'s (`u.type(t.type())` with `t` on
   cuda:1 lands on cuda:0); a tensor already on a GPU keeps its own;
-- `type(x) is not list` of a tensor is decided (torch.Tensor is no Python container);
+- `type(x) is not list` and `isinstance(x, (list, tuple))` of a tensor are decided (torch.Tensor is no Python
+  container), not of a DataLoader batch (a tensor or a list / tuple of them);
 - a module built on torch's `_Loss` that holds only param-free losses and activations has no device (it is
   no model left on the cpu).
 A mix of a named GPU (cuda:1) and the current one is reported at the value that went to the current
@@ -303,5 +304,49 @@ def test_a_loss_module_without_state_is_no_model_on_the_cpu(tmp_path):
             crit = TargetLoss()
             x = torch.rand(2, 1, 8, 8, device="cuda:1")
             crit(x, real=True)
+        """})
+    assert _codes(tmp_path, "train.py") == []
+
+
+def test_isinstance_of_one_tensor_as_a_python_container_is_false(tmp_path):
+    _project(tmp_path, {"losses.py": """
+        import torch
+
+
+        def multi_scale(outputs):
+            if not isinstance(outputs, (list, tuple)):
+                outputs = [outputs]
+            return sum((o + torch.ones(o.shape[-1])).mean() for o in outputs)
+        """, "train.py": """
+        import torch
+
+        from losses import multi_scale
+
+
+        def main():
+            x = torch.rand(4, 3).cuda()
+            multi_scale(x)
+        """})
+    assert _codes(tmp_path, "train.py") == [(8, "DEV201")]
+
+
+def test_a_loader_batch_may_be_a_list_and_stays_undecided(tmp_path):
+    # a DataLoader batch is a tensor or a list/tuple of them: `isinstance` / `type` of it decide nothing
+    _project(tmp_path, {"train.py": """
+        import torch
+        from torch.utils.data import DataLoader, TensorDataset
+
+
+        def main():
+            model = torch.nn.Linear(3, 2).cuda()
+            loader = DataLoader(TensorDataset(torch.rand(8, 3)), batch_size=4)
+            for batch in loader:
+                if isinstance(batch, (list, tuple)):
+                    batch = [b.cuda() for b in batch]
+                else:
+                    batch = batch.cuda()
+                if type(batch) is not list:
+                    batch = [batch]
+                model(batch[0])
         """})
     assert _codes(tmp_path, "train.py") == []
