@@ -10,7 +10,8 @@ the neighbours that must stay silent:
 - `type(x) is not list` and `isinstance(x, (list, tuple))` of a tensor are decided (torch.Tensor is no Python
   container), not of a DataLoader batch (a tensor or a list / tuple of them);
 - a module built on torch's `_Loss` that holds only param-free losses and activations has no device (it is
-  no model left on the cpu).
+  no model left on the cpu); a torch.nn container or layer subclass without its own forward (`class
+  Block(nn.Sequential)` built by `super().__init__(...)`) runs torch's forward on the module's device.
 A mix of a named GPU (cuda:1) and the current one is reported at the value that went to the current
 device by default."""
 
@@ -348,5 +349,66 @@ def test_a_loader_batch_may_be_a_list_and_stays_undecided(tmp_path):
                 if type(batch) is not list:
                     batch = [batch]
                 model(batch[0])
+        """})
+    assert _codes(tmp_path, "train.py") == []
+
+
+# --- a torch.nn container subclass with torch's own forward --------------------------------------------
+
+DISC = """
+from torch import nn
+
+
+class Discriminator(nn.Sequential):
+    def __init__(self, cin=1, ch=16):
+        super().__init__(nn.Conv2d(cin, ch, 4, stride=2, padding=1), nn.LeakyReLU(0.2), nn.Conv2d(ch, 1, 4, padding=1))
+"""
+
+
+def test_a_sequential_subclass_without_forward_runs_on_its_device(tmp_path):
+    _project(tmp_path, {"adv.py": ADV, "disc.py": DISC, "train.py": """
+        import torch
+
+        from adv import TargetLoss
+        from disc import Discriminator
+
+        device = torch.device("cuda:1")
+
+
+        def main():
+            disc = Discriminator().to(device)
+            crit = TargetLoss()
+            x = torch.rand(2, 1, 16, 16, device=device)
+            crit(disc(x), real=True).backward()
+        """, "plain.py": """
+        import torch
+
+        from disc import Discriminator
+
+
+        def main():
+            disc = Discriminator().cuda()
+            logits = disc(torch.rand(2, 1, 16, 16).cuda())
+            return logits - torch.zeros(1, 1, 7, 7)
+        """})
+    assert _codes(tmp_path, "train.py") == [(13, "DEV202")]
+    assert _codes(tmp_path, "plain.py") == [(9, "DEV201")]
+
+
+def test_a_sequential_subclass_output_with_the_fixed_target_stays_silent(tmp_path):
+    _project(tmp_path, {"adv.py": ADV.replace(".type(logits.type())", ".type(logits.type()).to(logits.device)"),
+                        "disc.py": DISC, "train.py": """
+        import torch
+
+        from adv import TargetLoss
+        from disc import Discriminator
+
+        device = torch.device("cuda:1")
+
+
+        def main():
+            disc = Discriminator().to(device)
+            x = torch.rand(2, 1, 16, 16, device=device)
+            TargetLoss()(disc(x), real=False).backward()
         """})
     assert _codes(tmp_path, "train.py") == []
