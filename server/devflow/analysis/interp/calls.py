@@ -394,7 +394,7 @@ class Calls:
                 b = obj.attrs.get(name)
                 if b is not None and b.kind == "tensor" and not b.scalar:  # a 0-dim cpu tensor goes with any device
                     dev = join(dev, b.dev) if dev is not None else b.dev
-            if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.")
+            if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.") and b not in _NO_STATE_BASES
                                    for b in ((info.home or self.index).qualify(x) for x in info.bases)):
                 dev = self.default_dev
             obj.dev = dev
@@ -506,3 +506,8 @@ class Calls:
                     break
         self.builds_modules_cache[id(fn)] = found
         return found
+
+
+# torch.nn base classes that hold no parameter or buffer of their own: a subclass that adds none (a loss built
+# on `_Loss` that keeps param-free losses and activations) has no device; others (nn.Linear ...) are on the cpu
+_NO_STATE_BASES = frozenset({"torch.nn.modules.loss._Loss", "torch.nn.modules.module.Module"})

@@ -463,6 +463,7 @@ class Expressions:
                         return UNKNOWN
                     continue
                 return v if v.kind in ("device", "module") else UNKNOWN
+            return vals[-1]  # all known and falsy (`"ssim" in name or "grad" in name`): the last one
         if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
             for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last
                 try:
@@ -588,6 +589,8 @@ class Expressions:
                 else:
                     return None
                 return res if isinstance(op, ast.Is) else not res
+            if _torch_vs_builtin_class(a, b) or _torch_vs_builtin_class(b, a):
+                return isinstance(op, ast.IsNot)  # `type(x) is not list` of a tensor: torch.Tensor is no Python container
             return None
         if a.kind == b.kind == "qual" and isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(a.const, str) \
                 and a.const == b.const:
@@ -631,12 +634,12 @@ class Expressions:
             return None
         joined = self.iter_elem(it, node, frame)
         if joined.kind == "unknown":
-            return each if all(v.kind in _CALLABLE for v in each) else None
+            return each if all(_per_item_kind(v) for v in each) else None
         if joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "tuple":
             lost = [i for i, v in enumerate(joined.obj.items) if v.kind == "unknown"]
             parts = [v.obj.items for v in each if v.kind == "obj" and v.obj is not None and v.obj.kind == "tuple"]
             if lost and len(parts) == len(each) and all(len(p) == len(joined.obj.items) for p in parts) and \
-                    all(p[i].kind in _CALLABLE for p in parts for i in lost):
+                    all(_per_item_kind(p[i]) for p in parts for i in lost):
                 return each
         return None
 
@@ -865,6 +868,23 @@ def _chosen_device(v: Val) -> Dev | None:
 
 MAX_PER_ITEM = 8
 _CALLABLE = ("func", "module", "class", "partial")
+
+
+def _torch_vs_builtin_class(a: Val, b: Val) -> bool:
+    """`a` names a torch class (`type(x)` of a tensor is torch.Tensor) and `b` a builtin container or scalar
+    class: two different classes."""
+    return a.kind == b.kind == "qual" and isinstance(a.const, str) and isinstance(b.const, str) \
+        and a.const.startswith("torch.") and b.const in _BUILTIN_CLASSES
+
+
+_BUILTIN_CLASSES = frozenset("builtins." + n for n in ("list", "tuple", "dict", "set", "str", "int", "float", "bool"))
+
+
+def _per_item_kind(v: Val) -> bool:
+    """An element a loop body runs on one by one: a callable, or a known constant (`for name in
+    ["mse", "ssim"]`: a test `"ssim" in name` or a registry lookup `LOSSES[name]` is decided per name,
+    where the join of unlike constants is unknown)."""
+    return v.kind in _CALLABLE or v.kind == "const" and isinstance(v.const, (str, int, float, bool))
 
 
 def _known_items(it: Val) -> list | None:

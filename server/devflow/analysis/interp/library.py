@@ -171,7 +171,8 @@ class Library:
                 st = node if child or not frame.stmt_stack else frame.stmt_stack[-1]
                 self.set_attr(args[0], target, args[2], frame, st)
                 return Val("const", const=None)
-        if name == "type" and len(args) == 1 and args[0].kind == "tensor":
+        if name == "type" and len(args) == 1 and args[0].kind == "tensor" and not args[0].batch:
+            # (a DataLoader batch may be a list or a tuple of tensors: its type is not known)
             # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
             return Val("qual", const="torch.Tensor")
         if name == "dict":
@@ -184,6 +185,14 @@ class Library:
                 if pair.kind == "obj" and pair.obj is not None and len(pair.obj.items) == 2:
                     return Val("obj", obj=d, elem=pair.obj.items[1])
             return Val("obj", obj=d)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "tensor" and not args[0].batch:
+            # `isinstance(x, list)` of one tensor (not a DataLoader batch, which may be a list): no Python container
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            if types and all(t.kind == "qual" and t.const in ("builtins.list", "builtins.tuple", "builtins.dict",
+                                                                "builtins.set", "builtins.str") for t in types):
+                return Val("const", const=False)
+            return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \

@@ -156,6 +156,10 @@ class Modules:
             if found is not None:
                 self._interproc.add(id(node))
                 return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
+            if not method and obj.dev is not None and obj.dev.known and not obj.dispatched and _torch_nn_forward(obj.cls):
+                # `class Block(nn.Sequential)` built by `super().__init__(conv, bn, act)`: torch's own forward runs
+                # on the module's device, as for the torch.nn class itself
+                return Val("tensor", obj.dev, obj.moved or obj.origin)
             return UNKNOWN
         if obj is not None and not method and obj.qual.endswith("Sequential") and obj.items and len(args) == 1 \
                 and not kwargs and not self.standalone and any(i.obj is not None and i.obj.cls is not None for i in obj.items):
@@ -641,3 +645,14 @@ def _add_to_container(obj, mods: list) -> None:
         obj.items.append(m)
         if m.obj is not None and m.obj.dev is not None:
             obj.dev = join(obj.dev, m.obj.dev) if obj.dev is not None else m.obj.dev
+
+
+def _torch_nn_forward(cls) -> bool:
+    """A project class whose forward is torch.nn's own: every base is a torch.nn layer or container (not the
+    bare nn.Module, which has none), none of them a project class."""
+    if cls.base_infos or not cls.bases:
+        return False
+    index = cls.home
+    quals = [index.qualify(b) if index is not None else b for b in cls.bases]
+    return all(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in T.NN_MODULES and q.rsplit(".", 1)[-1] != "Module"
+               for q in quals)

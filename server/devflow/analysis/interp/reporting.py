@@ -105,7 +105,8 @@ class Reporting:
             for j in range(i + 1, len(tensors)):
                 a, b = tensors[i], tensors[j]
                 if definitely_differ(a[0].dev, b[0].dev):
-                    if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (a[0].dev.is_rank and not b[0].dev.is_cpu):
+                    if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (a[0].dev.is_rank and not b[0].dev.is_cpu) \
+                            or _named_gpu_vs_current(a[0].dev, b[0].dev):
                         a, b = b, a
                     self.report_mix(node, a, b, frame)
                     return True
@@ -464,3 +465,9 @@ def _first_per_device(tensors: list) -> list:
             seen.add(dev)
             out.append((v, t))
     return out
+
+
+def _named_gpu_vs_current(a: Dev, b: Dev) -> bool:
+    """`a` on a GPU the program names (cuda:1), `b` on the *current* one (a bare "cuda", `.cuda()`, a legacy cuda
+    type): the value that went to the current device by default is the one out of place."""
+    return a.kind == b.kind == "cuda" and a.index is not None and not a.is_rank and b.index is None and b.key is None

@@ -51,6 +51,10 @@ class Tensors:
         if name == "cpu":
             return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}", kind="placed"),
                        scalar=t.scalar, batch=t.batch)
+        if name == "type" and not args and not kwargs:
+            # `t.type()`: the name of its legacy type, "torch.cuda.FloatTensor" on any cuda device; what it names
+            # is the device's type, not its index (`u.type(t.type())` of a cpu `u` goes to the current cuda device)
+            return Val("typestr", t.dev) if t.dev is not None and (t.dev.is_cpu or t.dev.kind == "cuda") else UNKNOWN
         if name == "type" and (args or "dtype" in kwargs):
             # `t.type(torch.cuda.FloatTensor)` moves, `t.type(torch.float16)` keeps the device, an unknown type may move
             dev = _type_device(args[0] if args else kwargs["dtype"], t.dev)
@@ -129,12 +133,16 @@ _MODULE_OR_TENSOR = frozenset({"to", "cuda", "cpu", "half", "float", "double", "
 def _type_device(v: Val, same: Dev | None) -> Dev | None:
     """The device `t.type(v)` is on: a legacy typed class or its name ("torch.cuda.FloatTensor") names
     one; a dtype keeps the tensor's (`same`); anything else is unknown (None)."""
-    name = v.const if v.kind in ("qual", "const") and isinstance(v.const, str) else None
+    if v.kind == "typestr":  # `other.type()`
+        name = "torch.FloatTensor" if v.dev.is_cpu else "torch.cuda.FloatTensor"
+    else:
+        name = v.const if v.kind in ("qual", "const") and isinstance(v.const, str) else None
     if name is None or not name.startswith("torch."):
         return None
     rest = name[6:]
     if rest.startswith("cuda.") and rest[5:] in T.LEGACY_CPU_TYPES:
-        return CUDA
+        # a tensor already on a cuda device keeps it (a cast); another one is copied to the *current* device
+        return same if same is not None and same.kind == "cuda" else CUDA
     if rest in T.LEGACY_CPU_TYPES:
         return CPU
     if "." not in rest and not rest[:1].isupper():
