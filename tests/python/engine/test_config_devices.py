@@ -267,3 +267,25 @@ def test_parameter_also_used_as_a_dtype_is_not_a_device(tmp_path):
                 out = x.to(kind) * mask
         """})
     assert _codes(tmp_path, "lib.py") == []
+
+
+def test_concatenated_rank_device_is_the_ranks_gpu(tmp_path):
+    """`"cuda:" + str(local_rank)` is the rank's GPU, as `f"cuda:{local_rank}"` is: a tensor placed on the
+    current device (`.cuda()`, never set_device) meets it on another GPU in every process but rank 0."""
+    script = """
+    import os
+
+    import torch
+    from torch import nn
+
+    local_rank = int(os.environ["LOCAL_RANK"])
+    {setdev}
+    device = "cuda:" + str(local_rank)
+    model = nn.Linear(4, 2).to(device)
+    x = torch.randn(3, 4).cuda()
+    model(x)
+    """
+    _project(tmp_path / "bug", {"run.py": script.format(setdev="")})
+    assert _codes(tmp_path / "bug", "run.py") == [(10, "DEV202")]
+    _project(tmp_path / "ok", {"run.py": script.format(setdev="torch.cuda.set_device(local_rank)")})
+    assert _codes(tmp_path / "ok", "run.py") == []

@@ -85,8 +85,8 @@ class MultiGpu:
             return self.env_value(args[0], self.text(node))
         if q in _RANK_FUNCS:
             return self.rank_value(self.text(node))
-        if q == "builtins.int" and args and args[0].kind == "rank":
-            return args[0]
+        if q in ("builtins.int", "builtins.str") and args and args[0].kind == "rank":
+            return args[0]  # the rank as a number or as text (`"cuda:" + str(local_rank)`): still its GPU
         if q in _SPAWN and args and args[0].kind == "func" and not self.standalone:
             extra = kwargs.get("args")
             rest = list(extra.obj.items) if extra is not None and extra.kind == "obj" and extra.obj is not None \
