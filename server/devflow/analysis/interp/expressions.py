@@ -454,7 +454,7 @@ class Expressions:
         if all(v.kind == "tensor" for v in vals):
             return vals[-1]
         if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
-            for v in vals:
+            for written, v in zip(node.values, vals):
                 if v.kind == "const":
                     try:
                         if bool(v.const):
@@ -462,6 +462,15 @@ class Expressions:
                     except Exception:  # noqa: BLE001
                         return UNKNOWN
                     continue
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple", "dict") and \
+                        not v.obj.items and v.elem is None and not v.obj.keys and \
+                        isinstance(written, (ast.List, ast.Tuple, ast.Dict)):
+                    continue  # a written empty container is falsy
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple", "dict") and \
+                        (v.obj.items or v.elem is not None or v.obj.keys):
+                    # `caches = caches or [None] * n`: a container that holds something is the value (an empty
+                    # one contributes no element, so the elements it has are the only ones to follow)
+                    return v
                 return v if v.kind in ("device", "module") else UNKNOWN
         if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
             for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last

@@ -313,6 +313,9 @@ class Library:
         if rest.startswith("nn.") and (last in T.NN_MODULES or last in T.NN_TENSOR_WRAPPERS) \
                 and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
+        cls_name = rest[3:].rpartition(".")[0] if rest.startswith("nn.") else ""
+        if last in T.MODULE_CONSTRUCTORS.get(cls_name, ()):
+            return self.module_from_tensors(node, "nn." + cls_name, cls_name, args, kwargs, frame)
         if rest.startswith("optim.") and (last in T.OPTIMIZERS or (rest == "optim.?" and self._param_modules(args[:1]))):
             # (`optim.?`: a class named at run time; given parameters, it is one of torch.optim's optimizers,
             # all of which cast a loaded state to their parameters' device, whichever it is)
@@ -477,6 +480,26 @@ class Library:
         else:
             obj.dev = self.default_dev
         return Val("module", obj=obj)
+
+    def module_from_tensors(self, node, rest: str, cls_name: str, args, kwargs, frame) -> Val:
+        """`nn.Embedding.from_pretrained(weights)`: a module of that class whose state is the tensors it is
+        given, so it sits where they are (a cpu table: a cpu module that `.to()` moves like any other);
+        given anything else, its device is unknown."""
+        mod = self.torch_module(node, rest, cls_name, [], {}, frame)
+        if mod.obj is None:
+            return mod
+        given = [v for v in list(args) + [v for k, v in kwargs.items() if k != "__opaque__"] if v.kind not in ("const",)]
+        tensors = [v for v in given if v.kind == "tensor"]
+        if not tensors or len(tensors) != len(given) or "__opaque__" in kwargs or any(t.dev is None or not t.dev.known for t in tensors):
+            mod.obj.dev = TOP
+            return mod
+        dev = tensors[0].dev
+        for t in tensors[1:]:
+            dev = join(dev, t.dev)
+        mod.obj.dev = dev
+        mod.obj.origin = Origin(span_of(node), f"created at line {node.lineno} from `{self.text(node.args[0]) if node.args else 'its weights'}`"
+                                               f" on {dev.render()}")
+        return mod
 
     def check_ddp_placement(self, node, mod: Val, kwargs) -> None:
         """`DistributedDataParallel(model, device_ids=[rank])` needs the model on that GPU already:
