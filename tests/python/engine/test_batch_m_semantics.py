@@ -5,7 +5,10 @@ deeper, inside a trainer class) and on the neighbours that must stay silent:
   into the knowledge tables) build a module of their class whose state is the tensors they are given: a
   cpu table makes a cpu module that `.to()` moves, not a tensor stored on the parent module;
 - `caches = caches or [None] * n` is the container it was given when that holds something (an empty one
-  has no element to follow), so the caches of a generation loop reach the blocks that extend them."""
+  has no element to follow), so the caches of a generation loop reach the blocks that extend them;
+- a tensor knows the dimensions a view / reshape / unsqueeze gave it (through casts, moves and returns):
+  `ids[i]` of an `ids.view(-1, 1)` is 1-D, not a 0-dim cpu scalar that would mix with any device, so the
+  cpu token indices a seq2seq loop feeds to a cuda encoder one step at a time are found."""
 
 from __future__ import annotations
 
@@ -263,3 +266,111 @@ def test_or_keeps_a_written_empty_default_out_and_an_unknown_first_value_unknown
     # the list given (cuda) is the value of `items or []`: its element meets a cpu tensor made at line 6;
     # the unknown list given by `run` stays unknown
     assert [c for _, c in _codes(tmp_path, "m.py")] == ["DEV201"]
+
+
+# --- dimensions given by view / reshape ------------------------------------------------------------
+
+DATA = """
+import torch
+
+EOS = 1
+
+
+def sentence_ids(vocab, sentence):
+    ids = [vocab[w] for w in sentence.split(" ")] + [EOS]
+    return torch.LongTensor(ids).view(-1, 1)
+
+
+def pair_ids(vocab_in, vocab_out, pair):
+    return sentence_ids(vocab_in, pair[0]), sentence_ids(vocab_out, pair[1])
+"""
+
+SEQ2SEQ = """
+import torch
+from torch import nn
+
+from data import pair_ids
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, hidden)
+        self.gru = nn.GRU(hidden, hidden)
+
+    def forward(self, token, hidden):
+        return self.gru(self.emb(token).view(1, 1, -1), hidden)
+
+
+class Seq2SeqTrainer:
+    def __init__(self, encoder, device):
+        self.encoder = encoder.to(device)
+        self.device = device
+
+    def encode(self, src):
+        hidden = torch.zeros(1, 1, 8, device=self.device)
+        for t in range(src.size(0)):
+            _, hidden = self.encoder(src[t], hidden)
+        return hidden
+
+    def fit(self, vocab_in, vocab_out, pairs):
+        for pair in pairs:
+            src, tgt = pair_ids(vocab_in, vocab_out, pair)
+            self.encode(src)
+
+
+def main(vocab_in, vocab_out, pairs):
+    trainer = Seq2SeqTrainer(Encoder(len(vocab_in), 8), torch.device("cuda"))
+    trainer.fit(vocab_in, vocab_out, pairs)
+"""
+
+
+def test_token_of_a_column_of_ids_is_not_a_scalar_in_a_trainer_split_into_files(tmp_path):
+    _project(tmp_path, {"data.py": DATA, "seq2seq.py": SEQ2SEQ})
+    assert _codes(tmp_path, "seq2seq.py") == [(30, "DEV202")]
+
+
+def test_ids_moved_to_the_device_stay_silent(tmp_path):
+    moved = SEQ2SEQ.replace("self.encode(src)", "self.encode(src.to(self.device))")
+    _project(tmp_path, {"data.py": DATA, "seq2seq.py": moved})
+    assert _codes(tmp_path, "seq2seq.py") == []
+
+
+def test_dims_renamed_through_casts_and_unsqueeze(tmp_path):
+    _project(tmp_path, {"m.py": """
+        import torch
+        from torch import nn
+
+
+        def step(emb, column):
+            return emb(column[0])
+
+
+        def run():
+            emb = nn.Embedding(10, 4).cuda()
+            a = torch.tensor([1, 2, 3]).unsqueeze(1).long()
+            return step(emb, a)
+
+
+        def run_reshaped():
+            emb = nn.Embedding(10, 4).cuda()
+            b = torch.LongTensor([1, 2, 3]).reshape((3, 1)).detach()
+            return emb(b[1])
+        """})
+    assert _codes(tmp_path, "m.py") == [(11, "DEV201"), (17, "DEV201")]
+
+
+def test_elements_that_may_be_0_dim_still_mix(tmp_path):
+    _project(tmp_path, {"m.py": """
+        import torch
+
+
+        def run(shape):
+            w = torch.ones(4, device="cuda")
+            flat = torch.arange(6).view(-1)
+            a = w * flat[0]                       # 1-D view: its element is 0-dim, a cpu scalar
+            b = w * torch.arange(6).reshape(shape)[0, 0]  # a shape in a name may be anything
+            c = w * torch.arange(6).view(2, 3)[0, 1]      # two ints of a 2-D view: 0-dim
+            return a, b, c
+        """})
+    assert _codes(tmp_path, "m.py") == []

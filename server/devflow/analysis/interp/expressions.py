@@ -242,8 +242,12 @@ class Expressions:
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
             # `sigmas[i]` with a Python int (or an index not known to be a slice, list or tensor) may
             # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar or _maybe_int_index(node.slice, idx_vals),
-                       text=self.text(node))
+            ints = _maybe_int_index(node.slice, idx_vals)
+            n_idx = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if ints and base.dims > n_idx:
+                # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
+                return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
+            return Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         entry = self.checkpoint_entry(base)

@@ -402,9 +402,9 @@ class Statements:
             if val.kind == "tensor" and val.origin is not None and val.origin.kind == "unknown-moved":
                 return val  # maybe a module: keep what says so
             if val.kind == "tensor":
-                return Val("tensor", val.dev, org, scalar=val.scalar)
+                return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
-                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar)
+                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
                                           if v.kind == "tensor" and not (v.origin is not None and v.origin.kind == "unknown-moved")
                                           else v for v in val.obj.items])
                 return Val("obj", obj=new)
