@@ -569,7 +569,8 @@ class Statements:
             maybe_module = next((v.origin for v in (a, b) if v.origin is not None and v.origin.kind == "unknown-moved"), None)
             if maybe_module is not None:
                 origin = maybe_module  # either branch may hold a module: the join may too
-            return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
+            return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "",
+                       dims=min(a.dims, b.dims))
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
         placed = _tensor_or_tensors(a, b) or _tensor_or_tensors(b, a)
