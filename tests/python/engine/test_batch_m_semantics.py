@@ -8,7 +8,10 @@ deeper, inside a trainer class) and on the neighbours that must stay silent:
   has no element to follow), so the caches of a generation loop reach the blocks that extend them;
 - a tensor knows the dimensions a view / reshape / unsqueeze gave it (through casts, moves and returns):
   `ids[i]` of an `ids.view(-1, 1)` is 1-D, not a 0-dim cpu scalar that would mix with any device, so the
-  cpu token indices a seq2seq loop feeds to a cuda encoder one step at a time are found."""
+  cpu token indices a seq2seq loop feeds to a cuda encoder one step at a time are found;
+- `{...} if cond else {}` of two written dicts is a dict: the keys both write with their joined values, a
+  key only one writes with an unknown value (it may not be passed), so `DataLoader(..., **kwargs)` with
+  loader options chosen by a flag is still a known loader, and a maybe-passed device= stays unknown."""
 
 from __future__ import annotations
 
@@ -374,3 +377,58 @@ def test_elements_that_may_be_0_dim_still_mix(tmp_path):
             return a, b, c
         """})
     assert _codes(tmp_path, "m.py") == []
+
+
+# --- `**({...} if cond else {})` -----------------------------------------------------------------------
+
+LOADER = """
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def make_loader(use_cuda, extra):
+    kwargs = {"num_workers": 1, "pin_memory": True} if use_cuda else {}
+    return DataLoader(TensorDataset(torch.zeros(8, 4)), batch_size=2, **kwargs, **extra)
+
+
+class Runner:
+    def __init__(self, use_cuda):
+        self.model = torch.nn.Linear(4, 2)
+        if use_cuda:
+            self.model.cuda()
+        self.loader = make_loader(use_cuda, {})
+
+    def run(self):
+        for (x,) in self.loader:
+            self.model(x)
+
+
+def main(flag):
+    Runner(flag).run()
+"""
+
+
+def test_loader_options_chosen_by_a_flag_keep_the_loader_known(tmp_path):
+    _project(tmp_path, {"m.py": LOADER})
+    assert _codes(tmp_path, "m.py") == [(19, "DEV202")]
+
+
+def test_a_maybe_passed_collate_fn_or_device_stays_unknown(tmp_path):
+    _project(tmp_path, {"m.py": LOADER.replace(
+        '{"num_workers": 1, "pin_memory": True} if use_cuda else {}',
+        '{"collate_fn": lambda b: [t.cuda() for t in torch.utils.data.default_collate(b)]} if use_cuda else {}'),
+        "f.py": """
+        import torch
+
+
+        def noise(shape, on_gpu):
+            opts = {"device": "cuda"} if on_gpu else {}
+            return torch.randn(*shape, **opts)
+
+
+        def run(on_gpu):
+            w = torch.ones(3, device="cuda")
+            return w + noise((3,), on_gpu)
+        """})
+    assert _codes(tmp_path, "m.py") == []
+    assert _codes(tmp_path, "f.py") == []

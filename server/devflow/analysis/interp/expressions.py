@@ -428,6 +428,16 @@ class Expressions:
             return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         one_path = self.cpu_on_one_path(node, a, b, frame)
+        if one_path is None and all(v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and
+                                    not getattr(v.obj, "opaque", False) and getattr(v.obj, "exact", False) for v in (a, b)):
+            # `{"num_workers": 1, "pin_memory": True} if args.cuda else {}` (spread into a call): a key both
+            # write has their joined value, a key one writes may be absent (an unknown value: never a
+            # device= it may not pass); no other key is passed
+            keys = {k: (self.join(a.obj.keys[k], b.obj.keys[k]) if k in a.obj.keys and k in b.obj.keys else UNKNOWN)
+                    for k in [*a.obj.keys, *(k for k in b.obj.keys if k not in a.obj.keys)]}
+            obj = Obj("dict", keys=keys)
+            obj.exact = False  # type: ignore[attr-defined]  # whether a key is there is not known
+            return Val("obj", obj=obj, elem=UNKNOWN if keys else None)
         return one_path if one_path is not None else self.join(a, b)
 
     def cpu_on_one_path(self, node: ast.IfExp, a: Val, b: Val, frame) -> Val | None:
