@@ -168,6 +168,34 @@ def _holds_children(cls) -> bool:
     return False
 
 
+def _builds_cls(meth) -> bool:
+    """A classmethod whose body calls its own first parameter (`cls(...)`): an alternative constructor."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(meth)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    fn = tree.body[0]
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or not fn.args.args:
+        return False
+    first = fn.args.args[0].arg
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == first for n in ast.walk(fn))
+
+
+def module_constructors(classes: dict) -> dict:
+    """torch.nn classmethods that build an instance of their class (`nn.Embedding.from_pretrained`): the
+    module they return, with the tensors they are given as its state."""
+    out = {}
+    for n, cls in sorted(classes.items()):
+        names = sorted(k for k, v in vars(cls).items() if isinstance(v, classmethod) and not k.startswith("_")
+                       and _builds_cls(v.__func__))
+        if names:
+            out[n] = names
+    return out
+
+
 def nn_modules() -> dict:
     classes = {n: getattr(torch.nn, n) for n in dir(torch.nn)
                if inspect.isclass(getattr(torch.nn, n)) and issubclass(getattr(torch.nn, n), torch.nn.Module)
@@ -221,7 +249,7 @@ def nn_modules() -> dict:
     free = [n for n in free if n not in wrappers]
     containers = [n for n in containers if n not in wrappers]
     return {"modules_with_state": with_state, "param_free_modules": free, "container_modules": containers,
-            "modules_not_built": unknown,
+            "modules_not_built": unknown, "module_constructors": module_constructors(classes),
             "weighted_losses": sorted(set(weighted)), "loss_weight_kwargs": sorted(kwargs), "data_parallel": wrappers}
 
 

@@ -84,6 +84,9 @@ NN_MODULES = frozenset(MODULES_WITH_STATE) | PARAM_FREE_MODULES | frozenset(_TOR
     DATA_PARALLEL | {"Module"}
 # torch.nn's tensor subclasses: the data they wrap, owned by the module they are assigned to.
 NN_TENSOR_WRAPPERS = frozenset({"Parameter", "Buffer"})
+# torch.nn classmethods that build an instance of their class from the tensors they are given
+# (`nn.Embedding.from_pretrained(weights)`): class name -> method names.
+MODULE_CONSTRUCTORS = {k: frozenset(v) for k, v in _TORCH.get("module_constructors", {}).items()}
 
 
 def _newest(lib: str) -> dict:

@@ -56,11 +56,11 @@ class Obj:
 class Val:
     """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
 
-    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner")
+    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner", "dims")
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
-                 batch: str = "", owner: Obj | None = None):
+                 batch: str = "", owner: Obj | None = None, dims: int = 0):
         self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
@@ -79,13 +79,16 @@ class Val:
         # A parameter taken out of `model.parameters()` / `named_parameters()`: the module object that
         # holds it, so an optimizer over hand-built param groups still knows whose parameters it steps.
         self.owner = owner
+        # The dimensions a tensor is known to have at least (0: not known): `ids.view(-1, 1)` has two, so
+        # `ids[i]` has one and is not a 0-dim scalar that would mix with any device.
+        self.dims = dims
 
     def __repr__(self) -> str:
         return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
 
     def with_text(self, text: str) -> "Val":
         v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem,
-                self.batch, self.owner)
+                self.batch, self.owner, self.dims)
         return v
 
     @property

@@ -68,6 +68,9 @@ def test_module_facts():
     assert {"DataParallel", "DistributedDataParallel"} <= T.DATA_PARALLEL and not (T.DATA_PARALLEL & T.PARAM_FREE_MODULES)
     assert {"CrossEntropyLoss", "BCEWithLogitsLoss"} <= T.WEIGHTED_LOSSES
     assert T.LOSS_WEIGHT_KWARGS == {"weight", "pos_weight"}
+    # alternative constructors read from torch's sources: classmethods that call `cls(...)`
+    assert T.MODULE_CONSTRUCTORS["Embedding"] == {"from_pretrained"} and "EmbeddingBag" in T.MODULE_CONSTRUCTORS
+    assert "SyncBatchNorm" not in T.MODULE_CONSTRUCTORS  # convert_sync_batchnorm converts a given module
 
 
 def test_optimizer_state_placement():

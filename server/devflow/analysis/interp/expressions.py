@@ -242,8 +242,12 @@ class Expressions:
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
             # `sigmas[i]` with a Python int (or an index not known to be a slice, list or tensor) may
             # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar or _maybe_int_index(node.slice, idx_vals),
-                       text=self.text(node))
+            ints = _maybe_int_index(node.slice, idx_vals)
+            n_idx = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if ints and base.dims > n_idx:
+                # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
+                return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
+            return Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         entry = self.checkpoint_entry(base)
@@ -424,6 +428,16 @@ class Expressions:
             return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         one_path = self.cpu_on_one_path(node, a, b, frame)
+        if one_path is None and all(v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and
+                                    not getattr(v.obj, "opaque", False) and getattr(v.obj, "exact", False) for v in (a, b)):
+            # `{"num_workers": 1, "pin_memory": True} if args.cuda else {}` (spread into a call): a key both
+            # write has their joined value, a key one writes may be absent (an unknown value: never a
+            # device= it may not pass); no other key is passed
+            keys = {k: (self.join(a.obj.keys[k], b.obj.keys[k]) if k in a.obj.keys and k in b.obj.keys else UNKNOWN)
+                    for k in [*a.obj.keys, *(k for k in b.obj.keys if k not in a.obj.keys)]}
+            obj = Obj("dict", keys=keys)
+            obj.exact = False  # type: ignore[attr-defined]  # whether a key is there is not known
+            return Val("obj", obj=obj, elem=UNKNOWN if keys else None)
         return one_path if one_path is not None else self.join(a, b)
 
     def cpu_on_one_path(self, node: ast.IfExp, a: Val, b: Val, frame) -> Val | None:
@@ -454,7 +468,7 @@ class Expressions:
         if all(v.kind == "tensor" for v in vals):
             return vals[-1]
         if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
-            for v in vals:
+            for written, v in zip(node.values, vals):
                 if v.kind == "const":
                     try:
                         if bool(v.const):
@@ -462,6 +476,15 @@ class Expressions:
                     except Exception:  # noqa: BLE001
                         return UNKNOWN
                     continue
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple", "dict") and \
+                        not v.obj.items and v.elem is None and not v.obj.keys and \
+                        isinstance(written, (ast.List, ast.Tuple, ast.Dict)):
+                    continue  # a written empty container is falsy
+                if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple", "dict") and \
+                        (v.obj.items or v.elem is not None or v.obj.keys):
+                    # `caches = caches or [None] * n`: a container that holds something is the value (an empty
+                    # one contributes no element, so the elements it has are the only ones to follow)
+                    return v
                 return v if v.kind in ("device", "module") else UNKNOWN
             return vals[-1]  # all known and falsy (`"ssim" in name or "grad" in name`): the last one
         if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):

@@ -119,7 +119,7 @@ def is_dotted_name(text: str) -> bool:
 
 def call_sig(v: Val):
     if v.kind == "tensor":
-        return ("t", v.dev, v.scalar)
+        return ("t", v.dev, v.scalar, v.dims)
     if v.kind in ("module", "obj"):
         # the receiver's placement too: a method run again after a move sees (and caches) moved tensors
         return (v.kind, id(v.obj), v.obj.training if v.obj is not None else None, v.obj.dev if v.obj is not None else None)

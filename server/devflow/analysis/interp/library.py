@@ -269,11 +269,11 @@ class Library:
                     # is unknown too (it is cpu only for Python data, which `x` may not be)
                     return UNKNOWN
             if self.default_dev is not CPU and self.default_dev.known:
-                return Val("tensor", self.default_dev, self.default_origin, scalar=scalar)
+                return Val("tensor", self.default_dev, self.default_origin, scalar=scalar, dims=_factory_dims(rest, node))
             if self.default_dev is TOP:
                 return UNKNOWN
             org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
-            return Val("tensor", CPU, org, scalar=scalar)
+            return Val("tensor", CPU, org, scalar=scalar, dims=_factory_dims(rest, node))
         if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
             d = _device_kwarg(kwargs)
             if d is not None:
@@ -286,7 +286,8 @@ class Library:
             if self.default_dev is not CPU and by_type and rest == "Tensor":
                 return UNKNOWN
             scalar = not node.args or not isinstance(node.args[0], (ast.Constant, ast.Name, ast.Tuple, ast.List, ast.BinOp))
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor", "legacy"), scalar=False)
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} by a legacy cpu constructor", "legacy"), scalar=False,
+                       dims=_legacy_dims(node))
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:
@@ -325,6 +326,9 @@ class Library:
         if rest.startswith("nn.") and (last in T.NN_MODULES or last in T.NN_TENSOR_WRAPPERS) \
                 and not rest.startswith(("nn.functional", "nn.utils", "nn.init")):
             return self.torch_module(node, rest, last, args, kwargs, frame)
+        cls_name = rest[3:].rpartition(".")[0] if rest.startswith("nn.") else ""
+        if last in T.MODULE_CONSTRUCTORS.get(cls_name, ()):
+            return self.module_from_tensors(node, "nn." + cls_name, cls_name, args, kwargs, frame)
         if rest.startswith("optim.") and (last in T.OPTIMIZERS or (rest == "optim.?" and self._param_modules(args[:1]))):
             # (`optim.?`: a class named at run time; given parameters, it is one of torch.optim's optimizers,
             # all of which cast a loaded state to their parameters' device, whichever it is)
@@ -489,6 +493,26 @@ class Library:
         else:
             obj.dev = self.default_dev
         return Val("module", obj=obj)
+
+    def module_from_tensors(self, node, rest: str, cls_name: str, args, kwargs, frame) -> Val:
+        """`nn.Embedding.from_pretrained(weights)`: a module of that class whose state is the tensors it is
+        given, so it sits where they are (a cpu table: a cpu module that `.to()` moves like any other);
+        given anything else, its device is unknown."""
+        mod = self.torch_module(node, rest, cls_name, [], {}, frame)
+        if mod.obj is None:
+            return mod
+        given = [v for v in list(args) + [v for k, v in kwargs.items() if k != "__opaque__"] if v.kind not in ("const",)]
+        tensors = [v for v in given if v.kind == "tensor"]
+        if not tensors or len(tensors) != len(given) or "__opaque__" in kwargs or any(t.dev is None or not t.dev.known for t in tensors):
+            mod.obj.dev = TOP
+            return mod
+        dev = tensors[0].dev
+        for t in tensors[1:]:
+            dev = join(dev, t.dev)
+        mod.obj.dev = dev
+        mod.obj.origin = Origin(span_of(node), f"created at line {node.lineno} from `{self.text(node.args[0]) if node.args else 'its weights'}`"
+                                               f" on {dev.render()}")
+        return mod
 
     def check_ddp_placement(self, node, mod: Val, kwargs) -> None:
         """`DistributedDataParallel(model, device_ids=[rank])` needs the model on that GPU already:
@@ -665,3 +689,50 @@ def _same_device_result(q: str, args, kwargs) -> Val:
         pattern = kwargs["pattern"].const
     to_none = not isinstance(pattern, str) or "->" not in pattern or not pattern.split("->", 1)[1].strip()
     return Val("tensor", first.dev, first.origin, scalar=first.scalar or (q.endswith(("reduce", "einsum")) and to_none))
+
+
+def _literal_dims(e) -> int:
+    """The dimensions a tensor made from this literal data has at least: one per level of written nesting."""
+    if isinstance(e, (ast.List, ast.Tuple)) and e.elts and not any(isinstance(x, ast.Starred) for x in e.elts):
+        return 1 + min(_literal_dims(x) for x in e.elts)
+    return 1 if isinstance(e, ast.ListComp) else 0
+
+
+def _is_int(e) -> bool:
+    if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub):
+        e = e.operand
+    return isinstance(e, ast.Constant) and type(e.value) is int
+
+
+# Factories whose result is 1-D whatever their arguments.
+_ONE_DIM_FACTORIES = frozenset({"arange", "range", "linspace", "logspace", "randperm", "bartlett_window",
+                                "blackman_window", "hamming_window", "hann_window", "kaiser_window"})
+
+
+def _factory_dims(rest: str, node) -> int:
+    """The dimensions a factory's result has at least, from the data or sizes written in the call (0: not known)."""
+    if any(isinstance(a, ast.Starred) for a in node.args):
+        return 0
+    if rest in T.MAYBE_SCALAR_FACTORIES:
+        return _literal_dims(node.args[0]) if node.args else 0
+    if rest in _ONE_DIM_FACTORIES:
+        return 1
+    if rest in ("zeros", "ones", "empty", "rand", "randn", "full"):
+        sizes = node.args[:1] if rest == "full" else node.args
+        if len(sizes) > 1:
+            return len(sizes)  # one int per dimension
+        if sizes and isinstance(sizes[0], (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred) for x in sizes[0].elts):
+            return len(sizes[0].elts)
+        if sizes and _is_int(sizes[0]):
+            return 1
+    return 0
+
+
+def _legacy_dims(node) -> int:
+    """`torch.LongTensor([[1, 2]])` (data) or `torch.FloatTensor(3, 4)` (sizes): the dimensions written."""
+    if not node.args or any(isinstance(a, ast.Starred) for a in node.args):
+        return 0
+    if isinstance(node.args[0], (ast.List, ast.Tuple, ast.ListComp)):
+        return _literal_dims(node.args[0])
+    return len(node.args) if all(_is_int(a) for a in node.args) else 0
+

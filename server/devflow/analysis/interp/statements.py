@@ -407,9 +407,9 @@ class Statements:
             if val.kind == "tensor" and val.origin is not None and val.origin.kind == "unknown-moved":
                 return val  # maybe a module: keep what says so
             if val.kind == "tensor":
-                return Val("tensor", val.dev, org, scalar=val.scalar)
+                return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
-                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar)
+                new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
                                           if v.kind == "tensor" and not (v.origin is not None and v.origin.kind == "unknown-moved")
                                           else v for v in val.obj.items])
                 return Val("obj", obj=new)
@@ -574,7 +574,8 @@ class Statements:
             maybe_module = next((v.origin for v in (a, b) if v.origin is not None and v.origin.kind == "unknown-moved"), None)
             if maybe_module is not None:
                 origin = maybe_module  # either branch may hold a module: the join may too
-            return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "")
+            return Val("tensor", dev, origin, scalar=a.scalar or b.scalar, batch=a.batch if a.batch == b.batch else "",
+                       dims=min(a.dims, b.dims))
         if a.kind == b.kind and a.obj is not None and a.obj is b.obj:
             return a
         placed = _tensor_or_tensors(a, b) or _tensor_or_tensors(b, a)

@@ -41,16 +41,16 @@ class Tensors:
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
             if dev is t.dev:
-                return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
+                return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch, dims=t.dims)
             return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
-                       scalar=t.scalar, batch=t.batch)
+                       scalar=t.scalar, batch=t.batch, dims=t.dims)
         if name == "cuda":
             dev = (self.cuda_index_dev(args[0]) if args else None) or CUDA
             return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
-                       scalar=t.scalar, batch=t.batch)
+                       scalar=t.scalar, batch=t.batch, dims=t.dims)
         if name == "cpu":
             return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}", kind="placed"),
-                       scalar=t.scalar, batch=t.batch)
+                       scalar=t.scalar, batch=t.batch, dims=t.dims)
         if name == "type" and not args and not kwargs:
             # `t.type()`: the name of its legacy type, "torch.cuda.FloatTensor" on any cuda device; what it names
             # is the device's type, not its index (`u.type(t.type())` of a cpu `u` goes to the current cuda device)
@@ -99,7 +99,30 @@ class Tensors:
                                     not (isinstance(node.args[0], (ast.Tuple, ast.List)) and not node.args[0].elts)) \
                 or _names_inner_dim(node):
             scalar = False  # a maybe-0-dim value (`torch.tensor(ids)`) with dims added is not a cpu scalar any more
-        return Val("tensor", t.dev, t.origin, scalar=scalar)
+        return Val("tensor", t.dev, t.origin, scalar=scalar, dims=_dims_after(node, name, t))
+
+
+def _dims_after(node, name: str, t: Val) -> int:
+    """The dimensions `t.<name>(...)` is known to have at least: those a view / reshape names, one more than
+    `t`'s for unsqueeze, `t`'s own through an element-wise cast or copy; 0 (unknown) otherwise."""
+    if name in ("view", "reshape") and node.args and not any(isinstance(a, ast.Starred) for a in node.args):
+        if len(node.args) > 1:
+            return len(node.args)  # one int per dimension
+        a = node.args[0]
+        if isinstance(a, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in a.elts):
+            return len(a.elts)
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, ast.USub):
+            a = a.operand
+        return 1 if isinstance(a, ast.Constant) and type(a.value) is int else 0  # a shape held in a name may be ()
+    if name in ("unsqueeze", "unsqueeze_"):
+        return t.dims + 1 if t.dims else 1
+    return t.dims if name in _KEEPS_SHAPE else 0
+
+
+# Tensor methods whose result has the receiver's shape (casts, copies, element-wise maps).
+_KEEPS_SHAPE = frozenset({"long", "int", "float", "double", "half", "bfloat16", "bool", "byte", "char", "short",
+                          "contiguous", "detach", "detach_", "clone", "requires_grad_", "pin_memory", "abs", "neg",
+                          "exp", "log", "sigmoid", "tanh", "relu", "float_", "type_as"})
 
 
 def _names_inner_dim(node) -> bool:
