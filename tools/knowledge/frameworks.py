@@ -243,9 +243,34 @@ def lightning(wheel: Path) -> dict:
                 isinstance(n, ast.ImportFrom) and any(a.name == "LightningModule" for a in n.names) for n in ast.walk(tree)
                 if name.endswith("__init__.py")):
             exports.add(f"{mod}.LightningModule")
+    # the Trainer, and its public methods that take the LightningModule first and run its loops on it
+    trainers, runs = set(), set()
+    for name, tree in _trees(wheel, "lightning/"):
+        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
+            if not mod.startswith("lightning.pytorch."):
+                continue
+            trainers.add(f"{mod}.Trainer")
+            methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
+            # `fit` hands `self._fit_impl` to a wrapper; `_fit_impl` calls `self._run(model)`
+            running = {f.name for f in methods if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
+                                                      and c.func.attr == "_run" for c in ast.walk(f))}
+            for f in methods:
+                a = [x.arg for x in f.args.args]
+                if not f.name.startswith("_") and a[1:2] == ["model"] and any(
+                        isinstance(n, ast.Attribute) and n.attr in running | {"_run"} for n in ast.walk(f)):
+                    runs.add(f.name)
+        if name.endswith("__init__.py") and any(isinstance(n, ast.ImportFrom) and any(a.name == "Trainer" for a in n.names)
+                                                and (n.module or "").startswith(("lightning.pytorch", "pytorch_lightning"))
+                                                or (isinstance(n, ast.ImportFrom) and n.level and any(a.name == "Trainer" for a in n.names))
+                                                for n in tree.body):
+            if mod.startswith("lightning") and mod.count(".") <= 1:
+                trainers.add(f"{mod}.Trainer")
     # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
     exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
-    return {"module_classes": sorted(set(exports)), "before_transfer": before, "transfer": transfer,
+    trainers |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in trainers if e.startswith("lightning.pytorch.")}
+    return {"module_classes": sorted(set(exports)), "trainer_classes": sorted(trainers), "trainer_runs": sorted(runs),
+            "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}
 

@@ -42,6 +42,8 @@ TRACE_ARCHIVE = _F["trace"].get("archive", {}) if _F["trace"]["bakes_devices"] a
 # Lightning: the LightningModule classes, and its hooks by when they see the batch relative to the
 # Trainer's transfer to the module's device.
 LIGHTNING_MODULES = frozenset(_F["lightning"]["module_classes"])
+LIGHTNING_TRAINERS = frozenset(_F["lightning"].get("trainer_classes", []))
+LIGHTNING_TRAINER_RUNS = frozenset(_F["lightning"].get("trainer_runs", []))  # fit / validate / test / predict
 LIGHTNING_BEFORE_TRANSFER = frozenset(_F["lightning"]["before_transfer"])
 LIGHTNING_TRANSFER = _F["lightning"]["transfer"]
 LIGHTNING_AFTER_TRANSFER = frozenset(_F["lightning"]["after_transfer"])

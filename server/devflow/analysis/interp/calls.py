@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from devflow.analysis import torch_api as T
+from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
@@ -15,6 +15,7 @@ from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, method_kind
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
+from devflow.analysis.interp.frameworks.entries import is_lightning_trainer
 
 
 class Calls:
@@ -137,6 +138,9 @@ class Calls:
             r = fval.bound
             if r is None:
                 return UNKNOWN
+            if fval.const in FW.LIGHTNING_TRAINER_RUNS and r.kind in ("obj", "module") and r.obj is not None \
+                    and is_lightning_trainer(r.obj):
+                return self.lightning_run(node, args, kwargs)  # `trainer.fit(model)`: runs the model's step hooks
             if r.kind == "tensor":
                 return self.tensor_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "module":

@@ -34,6 +34,8 @@ class Library:
             return host_data()  # a package that never imports torch (PIL): its images live on the host
         if FW.SAME_DEVICE_FUNCTIONS.get(q) == "Tensor":
             return _same_device_result(q, args, kwargs)
+        if q in FW.LIGHTNING_TRAINERS:
+            return Val("obj", obj=Obj("lightning_trainer", qual=q))
         if q in FW.TOKENIZER_CONSTRUCTORS:
             return Val("obj", obj=Obj("tokenizer", qual=q))
         if q in FW.ACCELERATOR_CLASSES:

@@ -515,6 +515,8 @@ class Modules:
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
+        if obj.kind == "lightning_trainer":
+            return UNKNOWN
         if is_attribute_dict(r):
             return self.config_method(node, r, name, args)
         if obj.kind == "host":

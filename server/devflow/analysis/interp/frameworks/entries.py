@@ -15,7 +15,7 @@ import ast
 from devflow.analysis import framework_api as F
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import FileIndex
-from devflow.analysis.lattice import CPU, Dev
+from devflow.analysis.lattice import CPU, TOP, Dev
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import FuncRef, span_of
 
@@ -42,6 +42,11 @@ def _generation_base(info) -> str | None:
 
 def _is_lightning(info) -> bool:
     return any(q in F.LIGHTNING_MODULES for q in _bases(info))
+
+
+def is_lightning_trainer(obj) -> bool:
+    """A Lightning Trainer, or an instance of a project subclass of one (`class GraphTrainer(pl.Trainer)`)."""
+    return obj.kind == "lightning_trainer" or (obj.cls is not None and any(q in F.LIGHTNING_TRAINERS for q in _bases(obj.cls)))
 
 
 class Entries:
@@ -122,6 +127,33 @@ class Entries:
                     site = None if found[1].home is info.home else \
                         next((b for b in info.node.bases if self.text(b).rsplit(".", 1)[-1] == found[1].name), None)
                     self.run_standalone(found[0], info, defined_in=found[1], site=site)
+
+    def lightning_run(self, node, args, kwargs) -> Val:
+        """`trainer.fit(model)` (validate / test / predict): the Trainer moves this very instance, built with
+        the arguments the program gave it, to its device and runs its step hooks on the moved batches.
+        Afterwards its placement is not known (the strategy's teardown may move it back to the cpu)."""
+        model = kwargs.get("model", args[0] if args else None)
+        if self.standalone or model is None or model.kind != "module" or model.obj is None or model.obj.cls is None \
+                or not model.obj.cls.is_module or not _is_lightning(model.obj.cls):
+            return UNKNOWN
+        info, obj = model.obj.cls, model.obj
+        dev = Dev("sym", key=("lightning-device", info.name), text="self.device", accel=True)
+        origin = Origin(span_of(node), f"moved to the Trainer's device by `{self.text(node)}` at line {node.lineno}", "placed")
+        self._move_rec(obj, dev, origin, self.frame, set())
+        obj.dev = dev
+        for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
+            found = info.method(hook)
+            if found is None or self.budget <= 0:
+                continue
+            fn, cls = found
+            params = (fn.args.posonlyargs + fn.args.args)[1:]
+            at = F.LIGHTNING_BATCH_POSITION.get(hook)
+            hook_args = [UNKNOWN] * len(params)
+            if at is not None and at < len(params):
+                hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
+            self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+        obj.dev = TOP
+        return UNKNOWN
 
     def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
         """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's
