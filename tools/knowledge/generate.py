@@ -108,6 +108,7 @@ def framework_knowledge() -> dict:
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
             "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
+            "hf_trainer": frameworks.trainer_hooks(_wheel("transformers", hf)),
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
