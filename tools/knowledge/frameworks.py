@@ -290,6 +290,41 @@ def accelerate(wheel: Path) -> dict:
             "cpu_flag": cpu_flag, "device": device_attr}
 
 
+def module_classes(wheel: Path, package: str) -> list[str]:
+    """A model library's torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...), by defining
+    module and by package re-export: a project class deriving from one is a module (`class CNN(ResNet)`)
+    whose own forward / __init__ the engine runs. Bases are read through `from torch import nn` and
+    `import torch.nn as nn` alike."""
+    trees = _modules(wheel, f"{package}/")
+    base_of = _class_bases(trees)
+    for mod, tree in trees.items():  # `import torch.nn as nn`: the plain imports _class_bases leaves as written
+        plain = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.asname}
+        prefix = mod.removesuffix(".__init__") + "."
+        for q, bases in base_of.items():
+            if q.startswith(prefix) and "." not in q[len(prefix):]:
+                base_of[q] = [f"{plain[b.split('.', 1)[0]]}.{b.split('.', 1)[1]}" if "." in b and b.split(".", 1)[0] in plain
+                              else b for b in bases]
+    alias = _reexports(trees)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in found and any(alias.get(b, b) in found or alias.get(b, b).startswith("torch.nn.") for b in bases):
+                found.add(q)
+                changed = True
+    found |= {a for a, q in alias.items() if q in found}
+    # `from .resnet import *` in torchvision/models/__init__.py: torchvision.models.ResNet
+    for mod, tree in trees.items():
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module and any(a.name == "*" for a in n.names):
+                    found |= {f"{pkg}.{q.rsplit('.', 1)[-1]}" for q in list(found)
+                              if q.rsplit(".", 1)[0] == f"{pkg}.{n.module}" and not q.rsplit(".", 1)[-1].startswith("_")}
+    return sorted(found)
+
+
 def trainer_hooks(wheel: Path) -> dict:
     """transformers' Trainer: the methods it calls with the model and a batch already on the training device.
 

@@ -192,3 +192,84 @@ def test_forward_that_casts_its_input_still_needs_it_on_the_device(tmp_path):
         out = model(torch.randn(3, 4))
         """})
     assert [c for _, c in _codes(tmp_path, "m.py")], "the cpu input is still reported"
+
+
+# --- a project class deriving from a model library's module ---------------------------------------
+# (torchvision's ResNet is an nn.Module: knowledge scanned from the wheel; its own __init__ is not run,
+# so the layers it builds, `self.fc`, stay unknown: the head here is the subclass's own)
+
+RESNET_SPLIT = """
+import torch
+import torch.nn as nn
+{imp}
+
+
+class CNN({base}):
+    def __init__(self):
+        super().__init__({args})
+        self.stage1 = nn.Sequential(self.conv1, self.bn1, self.relu, self.layer1).to("cuda:0")
+        self.stage2 = nn.Sequential(self.layer4, self.avgpool).to("cuda:1")
+        self.head = nn.Linear(512, 2).to("cuda:1")
+
+    def forward(self, x):
+        x = self.stage2(self.stage1(x).to("cuda:1"))
+        return self.head(torch.flatten(x, 1))
+
+
+def train(model, loader, criterion):
+    for images, labels in loader:
+        output = model(images.to("cuda:0"))
+        loss = criterion(output, labels.to({labels_to}))
+        loss.backward()
+
+
+train(CNN(), [(torch.randn(2, 3, 64, 64), torch.tensor([0, 1]))], nn.CrossEntropyLoss())
+"""
+
+BASES = [
+    ("from torchvision.models.resnet import ResNet, Bottleneck", "ResNet", "Bottleneck, [3, 4, 6, 3], num_classes=2"),
+    ("from torchvision.models import ResNet\nfrom torchvision.models.resnet import BasicBlock", "ResNet", "BasicBlock, [2, 2, 2, 2]"),
+    ("import torchvision", "torchvision.models.resnet.ResNet", "torchvision.models.resnet.BasicBlock, [2, 2, 2, 2]"),
+]
+
+
+@pytest.mark.parametrize("imp,base,args", BASES)
+def test_model_parallel_subclass_of_a_library_model_labels_on_the_first_gpu(tmp_path, imp, base, args):
+    _project(tmp_path, {"m.py": RESNET_SPLIT.format(imp=imp, base=base, args=args, labels_to='"cuda:0"')})
+    assert _codes(tmp_path, "m.py"), "the cuda:1 output meets the cuda:0 labels"
+
+
+@pytest.mark.parametrize("labels_to", ['"cuda:1"', "output.device"])
+def test_model_parallel_subclass_labels_on_the_output_gpu_is_silent(tmp_path, labels_to):
+    imp, base, args = BASES[0]
+    _project(tmp_path, {"m.py": RESNET_SPLIT.format(imp=imp, base=base, args=args, labels_to=labels_to)})
+    assert _codes(tmp_path, "m.py") == []
+
+
+# --- "cuda:N" if available else "cpu": that GPU on a GPU machine ----------------------------------
+
+DP = """
+import torch
+import torch.nn as nn
+
+device = {device}
+model = nn.Sequential(nn.Linear(3, 4))
+model = torch.nn.DataParallel(model{ids})
+model = model.to(device)
+out = model(torch.randn(2, 3).to(device))
+"""
+
+
+@pytest.mark.parametrize("device", ['torch.device("cuda:1" if torch.cuda.is_available() else "cpu")',
+                                    '"cuda:1" if torch.cuda.is_available() else "cpu"'])
+def test_dataparallel_default_ids_with_the_model_on_the_second_gpu(tmp_path, device):
+    _project(tmp_path, {"m.py": DP.format(device=device, ids="")})
+    assert [c for _, c in _codes(tmp_path, "m.py")] == ["DEV106"]
+
+
+@pytest.mark.parametrize("device,ids", [('"cuda:0" if torch.cuda.is_available() else "cpu"', ""),
+                                        ('"cuda" if torch.cuda.is_available() else "cpu"', ""),
+                                        ('"cuda:1" if torch.cuda.is_available() else "cpu"', ", device_ids=[1, 2]")])
+def test_dataparallel_on_its_first_gpu_is_silent(tmp_path, device, ids):
+    _project(tmp_path, {"m.py": DP.format(device=device, ids=ids)})
+    assert _codes(tmp_path, "m.py") == []
