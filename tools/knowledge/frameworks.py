@@ -315,6 +315,87 @@ def accelerate(wheel: Path) -> dict:
             "cpu_flag": cpu_flag, "device": device_attr}
 
 
+def module_classes(wheel: Path, package: str) -> list[str]:
+    """A model library's torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...), by defining
+    module and by package re-export: a project class deriving from one is a module (`class CNN(ResNet)`)
+    whose own forward / __init__ the engine runs. Bases are read through `from torch import nn` and
+    `import torch.nn as nn` alike."""
+    trees = _modules(wheel, f"{package}/")
+    base_of = _class_bases(trees)
+    for mod, tree in trees.items():  # `import torch.nn as nn`: the plain imports _class_bases leaves as written
+        plain = {a.asname: a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names if a.asname}
+        prefix = mod.removesuffix(".__init__") + "."
+        for q, bases in base_of.items():
+            if q.startswith(prefix) and "." not in q[len(prefix):]:
+                base_of[q] = [f"{plain[b.split('.', 1)[0]]}.{b.split('.', 1)[1]}" if "." in b and b.split(".", 1)[0] in plain
+                              else b for b in bases]
+    alias = _reexports(trees)
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in found and any(alias.get(b, b) in found or alias.get(b, b).startswith("torch.nn.") for b in bases):
+                found.add(q)
+                changed = True
+    found |= {a for a, q in alias.items() if q in found}
+    # `from .resnet import *` in torchvision/models/__init__.py: torchvision.models.ResNet
+    for mod, tree in trees.items():
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module and any(a.name == "*" for a in n.names):
+                    found |= {f"{pkg}.{q.rsplit('.', 1)[-1]}" for q in list(found)
+                              if q.rsplit(".", 1)[0] == f"{pkg}.{n.module}" and not q.rsplit(".", 1)[-1].startswith("_")}
+    return sorted(found)
+
+
+def trainer_hooks(wheel: Path) -> dict:
+    """transformers' Trainer: the methods it calls with the model and a batch already on the training device.
+
+    A Trainer method that rebinds the batch with `inputs = self._prepare_inputs(inputs)` (whose helper moves
+    every tensor to `self.args.device`) and then calls `self.<hook>(model, inputs, ...)` hands
+    that hook the moved batch; the Trainer moved the model to the same `args.device` (`_move_model_to_device`).
+    A subclass's override of such a hook (`compute_loss`) runs with both on that device. Returns the Trainer
+    classes (with transformers' own subclasses, by module and package re-export) and hook -> positions of
+    its `model` / `inputs` parameters (after self)."""
+    trees = _modules(wheel, "transformers/")
+    hooks: dict[str, dict[str, int]] = {}
+    for mod, tree in trees.items():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            # `data.to(**{"device": self.args.device, ...})`: a `.to()` in a method that names the device
+            movers = {name for name, f in methods.items()
+                      if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to"
+                             for n in ast.walk(f))
+                      and any(isinstance(n, ast.Attribute) and ast.unparse(n) == "self.args.device" for n in ast.walk(f))}
+            prepares = {name for name, f in methods.items() if any(
+                isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in movers
+                for n in ast.walk(f))} | movers
+            for f in methods.values():
+                moved_at = [st.lineno for st in ast.walk(f) if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                            and isinstance(st.value.func, ast.Attribute) and st.value.func.attr in prepares
+                            and [ast.unparse(t) for t in st.targets] == ["inputs"]]
+                if not moved_at:
+                    continue
+                for c in (n for n in ast.walk(f) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                          and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                          and n.lineno > min(moved_at) and n.func.attr in methods):
+                    if [ast.unparse(a) for a in c.args[:2]] != ["model", "inputs"] or c.func.attr.startswith("_"):
+                        continue
+                    params = [a.arg for a in methods[c.func.attr].args.args][1:]
+                    if params[:2] == ["model", "inputs"]:
+                        hooks[c.func.attr] = {"model": 0, "inputs": 1}
+    base_of = _class_bases(trees)
+    alias = _reexports(trees)
+    roots = {q for q in base_of if q.rsplit(".", 1)[-1] == "Trainer" and q.startswith("transformers.trainer.")}
+    found = _subclasses(base_of, roots, alias)
+    found |= {a for a, q in alias.items() if q in found}
+    # the top-level package's lazy exports (`transformers.Trainer`): the name each defining module gives
+    found |= {f"transformers.{q.rsplit('.', 1)[-1]}" for q in found}
+    return {"classes": sorted(found), "after_transfer": dict(sorted(hooks.items())), "device": "args.device"}
+
+
 def generation_callbacks(wheel: Path) -> dict:
     """transformers generate()'s callback bases: classes of transformers/generation whose `__call__`
     is abstract (raises NotImplementedError), with the parameters generate() passes to it."""

@@ -109,6 +109,9 @@ def framework_knowledge() -> dict:
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
             "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
+            "hf_trainer": frameworks.trainer_hooks(_wheel("transformers", hf)),
+            "library_modules": {lib: frameworks.module_classes(_wheel(lib, pins.LIBRARIES[lib][0]), lib)
+                                for lib in pins.MODEL_LIBRARIES},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},

@@ -19,6 +19,8 @@ LIBRARIES = {
 FRAMEWORKS = {"lightning": "2.6.6"}
 # Libraries between the user's tensors, read only for frameworks.json: einops (pure Python, imported
 # from its wheel and probed on meta), tiktoken (ast scan of its wheel's annotations).
+# Model libraries whose nn.Module classes users subclass (`class CNN(ResNet)`): listed in frameworks.json.
+MODEL_LIBRARIES = ("torchvision", "timm")
 TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}
 # Batch iterators taking device= (frameworks.json): torchtext's legacy data API, as it was before
 # (0.6.0, torchtext.data) and after (0.11.2, torchtext.legacy.data) its move. 0.11.2 has no wheel for

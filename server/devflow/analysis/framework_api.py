@@ -49,6 +49,15 @@ LIGHTNING_TRANSFER = _F["lightning"]["transfer"]
 LIGHTNING_AFTER_TRANSFER = frozenset(_F["lightning"]["after_transfer"])
 LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of the batch after self
 
+# Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class
+# deriving from one is a module.
+LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() for q in qs)
+
+# transformers' Trainer: its classes, and the hooks it calls with the model and the batch already on
+# `args.device` (hook -> positions of its `model` / `inputs` parameters after self): `compute_loss`.
+HF_TRAINERS = frozenset(_F.get("hf_trainer", {}).get("classes", []))
+HF_TRAINER_HOOKS = _F.get("hf_trainer", {}).get("after_transfer", {})
+
 # transformers generate(): callback base class -> the parameters generate() calls `__call__` with
 # (the running input_ids and scores, on the model's device).
 GENERATION_CALLBACKS = _F["generation_callbacks"]

@@ -6,6 +6,7 @@ import ast
 import weakref
 from dataclasses import dataclass, field
 
+from devflow.analysis.framework_api import LIBRARY_MODULES
 from devflow.analysis.walk import walk
 
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
@@ -118,6 +119,7 @@ class FileIndex:
         for info in self.all_classes:
             info.is_module = any(self.qualify(b).startswith(("torch.nn.", "pytorch_lightning.", "lightning."))
                                  or self.qualify(b) in MODULE_BASES or b.endswith(("PreTrainedModel", "ModelMixin"))
+                                 or self.qualify(b) in LIBRARY_MODULES
                                  for b in info.bases)
         while changed:
             changed = False

@@ -4,7 +4,8 @@
 `self.device`, `args.device`, `x.device` ...): two symbolic devices are equal only when they come
 from the same definition (`key`). `accel` marks a symbolic device the code clearly means as the
 accelerator ("cuda" if available else "cpu", a `device` argument): a cpu tensor meeting it is a
-bug on every machine that has a GPU.
+bug on every machine that has a GPU. Its `index`, when set, is the GPU it names there ("cuda:1" if
+available else "cpu").
 
 CUDA devices (see `interp/multigpu.py`): `Dev("cuda")` is the *current* device (what a bare "cuda"
 or `.cuda()` means: `torch.cuda.set_device`, cuda:0 by default). `key=ANY_INDEX` is some cuda device
@@ -67,7 +68,8 @@ class Dev:
         if self.is_rank and self.text:
             return self.text
         if self.kind == "sym":
-            return f"`{self.text}`" if self.text else "an accelerator"
+            gpu = f" (cuda:{self.index})" if self.index is not None else ""
+            return f"`{self.text}`{gpu}" if self.text else "an accelerator"
         if self.kind == "top":
             return "unknown"
         if self.index is not None:
@@ -126,6 +128,9 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         if a.kind == "sym" and b.kind == "sym":
             return False
         sym, other = (a, b) if a.kind == "sym" else (b, a)
+        if sym.accel and sym.index is not None and other.kind == "cuda":
+            # `"cuda:1" if available else "cpu"`: that GPU wherever there is one
+            return definitely_differ(Dev("cuda", sym.index), other)
         # An accelerator-intended device differs from cpu; it may equal any concrete accelerator.
         return sym.accel and other.kind == "cpu"
     if a.kind != b.kind:

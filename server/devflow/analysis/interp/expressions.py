@@ -425,7 +425,10 @@ class Expressions:
         # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
         da, db = _chosen_device(a), _chosen_device(b)
         if da is not None and db is not None and da != db:
-            return Val("device", Dev("sym", key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
+            # `"cuda:1" if ... else "cpu"`: on the accelerator path it is that GPU (multi-GPU checks need the index)
+            gpu = next((d.index for d in (da, db) if d.kind == "cuda" and d.key is None), None) \
+                if {da.kind, db.kind} == {"cuda", "cpu"} else None
+            return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         one_path = self.cpu_on_one_path(node, a, b, frame)
         if one_path is None and all(v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and

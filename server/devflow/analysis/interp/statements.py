@@ -420,7 +420,7 @@ class Statements:
             name = target.id
             if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
                 text = self.sym_names.setdefault(val.dev.key, name)
-                val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+                val = Val("device", Dev("sym", index=val.dev.index, key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
             env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
             env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
             if env is self.module_frame.env and self.module_frame is self.main_unit.module_frame:
@@ -429,7 +429,7 @@ class Statements:
                 val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
                 for k, a in val.obj.attrs.items():
                     if a.kind == "device" and a.dev is not None and a.dev.kind == "sym":
-                        val.obj.attrs[k] = Val("device", Dev("sym", key=a.dev.key, text=f"{name}.{k}", accel=a.dev.accel), a.origin)
+                        val.obj.attrs[k] = Val("device", Dev("sym", index=a.dev.index, key=a.dev.key, text=f"{name}.{k}", accel=a.dev.accel), a.origin)
             if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
                     and isinstance(st, ast.Assign):
                 val.obj.assign_stmt = span_of(st)  # type: ignore[attr-defined]
@@ -534,7 +534,7 @@ class Statements:
         name = target.attr
         if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and isinstance(target.value, ast.Name):
             text = self.sym_names.setdefault(val.dev.key, f"{target.value.id}.{name}")  # `self.device`
-            val = Val("device", Dev("sym", key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+            val = Val("device", Dev("sym", index=val.dev.index, key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
         if not self.standalone and isinstance(target.value, ast.Name):
             self.hint(target, f"{target.value.id}.{name}", val)
         if obj.kind == "module" and val.kind == "module" and val.obj is not None and val.obj is not obj:

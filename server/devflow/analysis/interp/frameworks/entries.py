@@ -5,6 +5,8 @@
   still see the loader's cpu batch.
 - transformers generate(): logits processors and stopping criteria are called with the running
   `input_ids` and `scores`, on the model's device.
+- transformers Trainer: the hooks it calls after `_prepare_inputs` (`compute_loss(model, inputs)`) get
+  the model and every tensor of the batch on `args.device`, where the Trainer moved the model.
 A tensor such a hook builds without device= and combines with those is reported where it is built.
 """
 
@@ -49,6 +51,10 @@ def is_lightning_trainer(obj) -> bool:
     return obj.kind == "lightning_trainer" or (obj.cls is not None and any(q in F.LIGHTNING_TRAINERS for q in _bases(obj.cls)))
 
 
+def _is_hf_trainer(info) -> bool:
+    return any(q in F.HF_TRAINERS for q in _bases(info))
+
+
 class Entries:
     def framework_entry(self, fn, owner, self_val) -> list | None:
         """The arguments a framework passes to this method (None: not a framework entry point)."""
@@ -62,6 +68,8 @@ class Entries:
                 return None
             self._run_init(owner, self_val)  # what __init__ stores on self (a mask built on the cpu ...)
             return self._generate_args(base, fn)
+        if name in F.HF_TRAINER_HOOKS and not owner.is_module and _is_hf_trainer(owner):
+            return self._trainer_hook_args(owner, self_val, fn, F.HF_TRAINER_HOOKS[name])
         if not (name in F.LIGHTNING_AFTER_TRANSFER or name in F.LIGHTNING_BEFORE_TRANSFER or name == F.LIGHTNING_TRANSFER) \
                 or not owner.is_module or not _is_lightning(owner):
             return None
@@ -79,6 +87,27 @@ class Entries:
                 args[batch_at] = Val("tensor", CPU, Origin(span_of(p), f"the batch `{name}` gets before the Trainer moves "
                                                                        f"it to the module's device", "batch"),
                                      batch=COLLATED, text=p.arg)
+        return args
+
+    def _trainer_hook_args(self, owner, self_val, fn, positions: dict) -> list:
+        """A Trainer subclass's `compute_loss(model, inputs)`: the model the Trainer moved to `args.device` and
+        the batch `_prepare_inputs` moved there (every tensor of it); `self` as its __init__ left it."""
+        self._run_init(owner, self_val)
+        params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        args = [UNKNOWN] * len(params)
+        at_model, at_inputs = positions.get("model"), positions.get("inputs")
+        model_p = params[at_model] if at_model is not None and at_model < len(params) else None
+        text = f"{model_p.arg}.device" if model_p is not None else "self.args.device"
+        dev = Dev("sym", key=("hf-trainer-device", owner.name), text=text, accel=True)
+        if model_p is not None:
+            model = Obj("module", qual="", dev=dev, origin=Origin(span_of(model_p), "moved to `args.device` by the Trainer", "placed"))
+            model.standalone = True  # type: ignore[attr-defined]  # placed by the Trainer, not by this program
+            args[at_model] = Val("module", obj=model, text=model_p.arg)
+        if at_inputs is not None and at_inputs < len(params):
+            p = params[at_inputs]
+            args[at_inputs] = Val("tensor", dev, Origin(span_of(p), "the batch, moved to `args.device` by the Trainer's "
+                                                                    f"_prepare_inputs before `{fn.name}`"),
+                                  batch=COLLATED, text=p.arg)
         return args
 
     def _generate_args(self, base: str, fn) -> list:

@@ -10,13 +10,26 @@ import ast
 from devflow.analysis import framework_api as F
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.index import FileIndex
-from devflow.analysis.lattice import CPU, definitely_differ
+from devflow.analysis.lattice import CPU, concrete, definitely_differ
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.analysis.interp.frames import span_of
 
 # Uses of an input that do not combine it with another tensor: moves, and metadata reads.
 _DEVICE_FREE_ATTRS = frozenset({"to", "cpu", "cuda", "tolist", "item", "numpy", "size", "shape", "dim", "ndim",
                                 "numel", "device", "dtype", "__len__"})
+
+
+def _device_attr(a, obj) -> bool:
+    """`x.to(self.first)` where the module keeps a device in `self.first` (a device string or value, as its
+    __init__ stored it): a move, not a dtype cast (model-parallel stages name their GPU this way)."""
+    if obj is None or not (isinstance(a, ast.Attribute) and isinstance(a.value, ast.Name) and a.value.id == "self"):
+        return False
+    v = obj.attrs.get(a.attr)
+    if v is None:
+        return False
+    if v.kind == "device":
+        return True
+    return v.kind == "const" and isinstance(v.const, str) and concrete(v.const) is not None
 
 
 class PackedSequences:
@@ -51,7 +64,7 @@ class PackedSequences:
         found = obj.cls.method("forward")
         if found is None:
             return arg_pairs
-        free = self._device_free_params(found[0])
+        free = self._device_free_params(found[0], obj)
         if not free:
             return arg_pairs
         params = [p.arg for p in found[0].args.posonlyargs + found[0].args.args][1:]
@@ -71,8 +84,8 @@ class PackedSequences:
             node, p = p, parents.get(id(p))
         return isinstance(p, ast.Return)
 
-    def _device_free_params(self, fn) -> frozenset:
-        key = ("device-free", id(fn))
+    def _device_free_params(self, fn, obj=None) -> frozenset:
+        key = ("device-free", id(fn), id(obj))
         hit = self.builds_modules_cache.get(key)
         if hit is not None:
             return hit
@@ -88,14 +101,31 @@ class PackedSequences:
                   for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
         free = set()
         for name, us in uses.items():
+            if name in stored and self._moved_on_entry(fn, name, parents, obj):
+                free.add(name)
+                continue
             if name in stored or not any(isinstance(u.ctx, ast.Load) for u in us):
                 continue
-            if all(self._device_free_use(u, parents) for u in us if isinstance(u.ctx, ast.Load)):
+            if all(self._device_free_use(u, parents, obj) for u in us if isinstance(u.ctx, ast.Load)):
                 free.add(name)
         hit = self.builds_modules_cache[key] = frozenset(free)
         return hit
 
-    def _device_free_use(self, u: ast.Name, parents: dict) -> bool:
+    def _moved_on_entry(self, fn, name: str, parents: dict, obj) -> bool:
+        """`x = x.to(self.first)` as the first statement that reads `x`: what the caller passed is moved before
+        anything uses it (the later reads see the moved value)."""
+        for st in fn.body:
+            loads = [n for n in ast.walk(st) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+            if not loads:
+                if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)):
+                    return False  # rebound before it is read
+                continue
+            return isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                and st.targets[0].id == name and all(self._device_free_use(u, parents, obj) for u in loads) \
+                and any(isinstance(parents.get(id(u)), ast.Attribute) and parents[id(u)].attr in ("to", "cuda") for u in loads)
+        return False
+
+    def _device_free_use(self, u: ast.Name, parents: dict, obj=None) -> bool:
         p = parents.get(id(u))
         if self._handed_back(u, parents):
             return True
@@ -107,7 +137,7 @@ class PackedSequences:
             return isinstance(call, ast.Call) and call.func is p and (
                 any(k.arg == "device" for k in call.keywords) or any(
                     isinstance(a, ast.Constant) and isinstance(a.value, str) or "device" in ast.unparse(a).lower()
-                    for a in call.args[:1]))
+                    or _device_attr(a, obj) for a in call.args[:1]))
         if isinstance(p, ast.Call) and u in p.args and isinstance(p.func, ast.Name) and p.func.id == "len":
             return True
         if isinstance(p, ast.keyword):
