@@ -1,7 +1,8 @@
 # Library knowledge (server/devflow/knowledge/*.json) generated from the real packages: the installed
 # torch (TORCH_SPEC) and released wheels of timm, torchvision, transformers, peft, accelerate,
 # safetensors, diffusers (downloaded into .cache/knowledge, read by an ast scan; pins in
-# tools/knowledge/pins.py; also einops, tiktoken, torchtext for frameworks.json). The generated files are
+# tools/knowledge/pins.py; also einops, tiktoken, torchtext, lightning, torch_geometric, pillow and the config
+# libraries yacs, easydict, addict for frameworks.json). The generated files are
 # committed; the engine loads them.
 # Also the metamorphic measurement (tests/metamorphic): the engine on rewritten corpus cases and on the
 # rewritten unseen real cases (tests/fixtures/engine/unseen: their expect.txt lines, _fixed twins, silent cases).
