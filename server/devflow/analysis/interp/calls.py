@@ -318,9 +318,12 @@ class Calls:
         as `device=`, or given to `torch.device(...)`; one also passed as `dtype=` is not one. Cached like
         `_is_generator` (the imports that name `torch.device` are the file's own)."""
         key = ("devparams", id(fn))
-        _lines, _first, facts = self._own_lines(fn)
+        lines, first, facts = self._own_lines(fn)
         cache = self.builds_modules_cache if facts is None else facts
         hit = cache.get(key)
+        if hit is None and lines is not None and not any(
+                "device" in t for t in lines[fn.lineno - first:(fn.end_lineno or fn.lineno) - first + 1]):
+            hit = cache[key] = frozenset()  # no `device` in its text: no walk of its tree
         if hit is None:
             a = fn.args
             params = {p.arg: p for p in a.posonlyargs + a.args + a.kwonlyargs}
@@ -336,15 +339,20 @@ class Calls:
                                            self.qualname(n, self.module_frame) == "torch.device" for n in ast.walk(ann)):
                     dev.add(p)
             body = fn.body if isinstance(fn.body, list) else [fn.body]
+            if lines is not None:  # only the statements whose text says `device` or `dtype`
+                body = [st for st in body if any("device" in t or "dtype" in t
+                                                 for t in lines[st.lineno - first:(st.end_lineno or st.lineno) - first + 1])]
             for st in body:
-                for n in ast.walk(st):
+                for n in walk(st):
                     if not isinstance(n, ast.Call):
                         continue
                     for kw in n.keywords:
                         if isinstance(kw.value, ast.Name) and kw.value.id in params:
                             (dev if kw.arg == "device" else dtype if kw.arg == "dtype" else set()).add(kw.value.id)
                     if n.args and isinstance(n.args[0], ast.Name) and n.args[0].id in params and \
-                            isinstance(n.func, (ast.Name, ast.Attribute)) and self.qualname(n.func, self.module_frame) == "torch.device":
+                            isinstance(n.func, (ast.Name, ast.Attribute)) and \
+                            (n.func.id if isinstance(n.func, ast.Name) else n.func.attr) == "device" and \
+                            self.qualname(n.func, self.module_frame) == "torch.device":
                         dev.add(n.args[0].id)
             hit = frozenset(dev - dtype)
             cache[key] = hit
