@@ -4,6 +4,7 @@ with the case's `expect.txt` (empty for a clean project)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 from devflow.api import check_path
@@ -28,3 +29,16 @@ def findings(case: Path, relative: bool = False) -> list[str]:
 
 def expected(case: Path) -> list[str]:
     return sorted(line for line in (case / "expect.txt").read_text().splitlines() if line.strip())
+
+
+def write_project(root: Path, files: dict[str, str]) -> None:
+    """A small project written from {path: text} (texts dedented), for the semantics tests."""
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text).lstrip("\n"))
+
+
+def codes(root: Path, name: str) -> list[tuple[int, str]]:
+    """(line, code) of each diagnostic of one file of such a project, checked by path."""
+    return [(d.span.line, d.code) for d in check_path(str(root / name)).diagnostics]

@@ -10,21 +10,9 @@ the neighbours that must stay silent:
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from devflow.api import check_path
-
-
-def _project(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-
-
-def _codes(root: Path, name: str) -> list[tuple[int, str]]:
-    return [(d.span.line, d.code) for d in check_path(str(root / name)).diagnostics]
+from project_fixtures import codes as _codes, write_project as _project
 
 
 # --- ModuleList += / extend -----------------------------------------------------------------------

@@ -5,10 +5,9 @@ subclass of the project runs them too; afterwards the model's placement is unkno
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 from devflow.api import check_path
+from project_fixtures import codes as _codes, write_project as _project
 
 MODEL = """
 import torch
@@ -53,17 +52,6 @@ model = Net({arg})
 loader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randn(8, 4)), batch_size=4)
 {trainer}.fit(model, loader)
 """
-
-
-def _project(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        p = root / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(textwrap.dedent(text).lstrip("\n"))
-
-
-def _codes(root: Path, name: str) -> list[tuple[int, str]]:
-    return [(d.span.line, d.code) for d in check_path(str(root / name)).diagnostics]
 
 
 def test_the_built_instance_decides_the_registry(tmp_path):
