@@ -236,21 +236,14 @@ def lightning(wheel: Path) -> dict:
     # the step hooks run on the batch the loop moved (training_step from the optimization loop)
     steps = {h for h in hooks_with_batch if h.endswith("_step") and h in loop_names}
     after_all = sorted((set(after) | (loop_hooks & set(hooks_with_batch)) | steps) - set(before) - {transfer})
-    exports = set()
-    for name, tree in _trees(wheel, "lightning/"):
-        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        if any(isinstance(n, ast.ClassDef) and n.name == "LightningModule" for n in tree.body) or any(
-                isinstance(n, ast.ImportFrom) and any(a.name == "LightningModule" for a in n.names) for n in ast.walk(tree)
-                if name.endswith("__init__.py")):
-            exports.add(f"{mod}.LightningModule")
-    # the Trainer, and its public methods that take the LightningModule first and run its loops on it
-    trainers, runs = set(), set()
-    for name, tree in _trees(wheel, "lightning/"):
-        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+    # the classes by every name the package defines or re-exports them under
+    exports = _defined_or_exported(wheel, "lightning/", "LightningModule")
+    trainers = {q for q in _defined_or_exported(wheel, "lightning/", "Trainer") if q.startswith("lightning.pytorch.")
+                or q.count(".") == 1}
+    # the Trainer's public methods that take the LightningModule first and run its loops on it
+    runs = set()
+    for name, tree in _trees(wheel, "lightning/pytorch/"):
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
-            if not mod.startswith("lightning.pytorch."):
-                continue
-            trainers.add(f"{mod}.Trainer")
             methods = [n for n in cls.body if isinstance(n, ast.FunctionDef)]
             # `fit` hands `self._fit_impl` to a wrapper; `_fit_impl` calls `self._run(model)`
             running = {f.name for f in methods if any(isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
@@ -260,12 +253,6 @@ def lightning(wheel: Path) -> dict:
                 if not f.name.startswith("_") and a[1:2] == ["model"] and any(
                         isinstance(n, ast.Attribute) and n.attr in running | {"_run"} for n in ast.walk(f)):
                     runs.add(f.name)
-        if name.endswith("__init__.py") and any(isinstance(n, ast.ImportFrom) and any(a.name == "Trainer" for a in n.names)
-                                                and (n.module or "").startswith(("lightning.pytorch", "pytorch_lightning"))
-                                                or (isinstance(n, ast.ImportFrom) and n.level and any(a.name == "Trainer" for a in n.names))
-                                                for n in tree.body):
-            if mod.startswith("lightning") and mod.count(".") <= 1:
-                trainers.add(f"{mod}.Trainer")
     # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
     exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
     trainers |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in trainers if e.startswith("lightning.pytorch.")}
@@ -273,6 +260,19 @@ def lightning(wheel: Path) -> dict:
             "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}
+
+
+def _defined_or_exported(wheel: Path, prefix: str, cls: str) -> set[str]:
+    """`module.cls` for each module of the wheel that defines class `cls` or, in a package `__init__`,
+    imports it (relative or absolute)."""
+    out = set()
+    for name, tree in _trees(wheel, prefix):
+        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        if any(isinstance(n, ast.ClassDef) and n.name == cls for n in tree.body) or any(
+                isinstance(n, ast.ImportFrom) and any(a.name == cls for a in n.names) for n in ast.walk(tree)
+                if name.endswith("__init__.py")):
+            out.add(f"{mod}.{cls}")
+    return out
 
 
 def accelerate(wheel: Path) -> dict:
