@@ -785,14 +785,15 @@ def _is_number(v: Val) -> bool:
 
 def _stores_attr(index, attr: str) -> bool:
     """Whether a file stores `<x>.attr` (or names it in a `setattr`) anywhere."""
-    cache = index.__dict__.setdefault("_attr_stores", {})
-    if attr not in cache:
-        cache[attr] = any(
-            (isinstance(n, ast.Attribute) and n.attr == attr and isinstance(n.ctx, ast.Store)) or
+    stored = index.__dict__.get("_attr_stores")
+    if stored is None:  # one pass over the file for every attribute asked about later
+        stored = index.__dict__["_attr_stores"] = {
+            n.attr if isinstance(n, ast.Attribute) else n.args[1].value
+            for n in index.nodes
+            if (isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)) or
             (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr" and len(n.args) > 1
-             and isinstance(n.args[1], ast.Constant) and n.args[1].value == attr)
-            for n in index.nodes)
-    return cache[attr]
+             and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str))}
+    return attr in stored
 
 
 def _fresh(batch: Val) -> Val:

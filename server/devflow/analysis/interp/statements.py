@@ -384,18 +384,20 @@ class Statements:
         if info is not None:
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
-            for deco in reversed(st.decorator_list):
-                # a project function decorating the class runs on it (it may add methods with setattr);
-                # the name keeps the class
-                d = self.eval(deco, frame)
-                if d.kind == "func" and d.func is not None and not isinstance(deco, ast.Call):
-                    # it runs when the class is defined, also in an imported module's body (whose own calls
-                    # are otherwise not followed): a class imported from its own file keeps the methods
-                    saved, self.standalone = self.standalone, False
-                    try:
-                        self.call_function(d.func, [frame.env[st.name]], {}, None, deco)
-                    finally:
-                        self.standalone = saved
+            saved = self.standalone
+            try:
+                for deco in reversed(st.decorator_list):
+                    # a project function decorating the class runs on it (it may add methods with setattr;
+                    # the name keeps the class), also in an imported module's body. Its own body only:
+                    # the calls it makes are not followed (a decorator factory's call neither), as those
+                    # of a docstring-writing decorator run on every class of a library would cost more
+                    # than the file's own analysis.
+                    self.standalone = True
+                    d = self.eval(deco, frame)
+                    if d.kind == "func" and d.func is not None and not isinstance(deco, ast.Call):
+                        self.call_function(d.func, [frame.env[st.name]], {}, None, deco, standalone=True)
+            finally:
+                self.standalone = saved
         return False
 
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
