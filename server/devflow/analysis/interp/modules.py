@@ -588,8 +588,8 @@ class Modules:
         return UNKNOWN
 
     def argparser_method(self, node, parser: Obj, name: str, args, kwargs) -> Val:
-        """argparse: `--device` (or any option whose default names a device) becomes the symbolic
-        device `args.device`: whatever the command line says, the code means it as the accelerator."""
+        """argparse: an option whose default names an accelerator (`--device cuda:0`, `--gpu cuda`) becomes
+        the symbolic device `args.<dest>`: whatever the command line says, the code means it as the accelerator."""
         if name == "add_argument":
             flags = [a.const for a in args if a.kind == "const" and isinstance(a.const, str)]
             dest = kwargs.get("dest")
@@ -605,9 +605,10 @@ class Modules:
         if name in ("parse_args", "parse_known_args"):
             ns = Obj("namespace", qual="argparse.Namespace")
             for dest_name, default in parser.attrs.items():
-                wants_device = "device" in dest_name.lower() or (
-                    default.kind == "const" and isinstance(default.const, str) and concrete(default.const) is not None
-                    and not default.const.startswith("cpu"))
+                # by its default's value, never its name: `--device` with no device default stays unknown
+                wants_device = (default.kind == "const" and isinstance(default.const, str) and
+                                concrete(default.const) is not None and not default.const.startswith("cpu")) or \
+                    (default.kind == "device" and default.dev is not None and default.dev.known and not default.dev.is_cpu)
                 if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
                     ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
                 elif wants_device and default.kind in ("const", "device"):
