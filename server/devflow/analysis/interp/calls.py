@@ -18,6 +18,9 @@ from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.entries import is_lightning_trainer
 
 
+MAX_CHOICES = 8  # entries of a registry called with a key not known here, each run
+
+
 class Calls:
     """Evaluates calls; follows them into same-file code."""
 
@@ -31,6 +34,7 @@ class Calls:
             fval = self._attr_on(recv, func, frame)
         else:
             fval = self.eval(func, frame)
+        choices = self._registry_choices(func, frame) if fval.kind == "unknown" and isinstance(func, ast.Subscript) else None
         args = []
         spread = False
         for a in node.args:
@@ -72,9 +76,36 @@ class Calls:
                     self.obj_method(node, b, func.attr, args, kwargs, frame)
             return Val("const", const=None)
         try:
+            if choices:
+                # `MODELS[args.arch](cfg)`: the key is known only at run time; each entry may be the one called
+                out = None
+                for c in choices:
+                    r = self.call(node, c, None, list(args), dict(kwargs), frame)
+                    out = r if out is None else self.join(out, r)
+                return out
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
             return UNKNOWN
+
+    def _registry_choices(self, func: ast.Subscript, frame) -> list[Val] | None:
+        """The callables a registry subscripted with a key not known here may give: every value of a dict
+        whose keys are all known (a literal, `dict(pairs)`), every item of a list or tuple, when each is
+        a class or a function (at most MAX_CHOICES). None otherwise."""
+        if not isinstance(func.value, (ast.Name, ast.Attribute)):
+            return None  # evaluated again here: only names, which have no side effects
+        base = self.eval(func.value, frame)
+        obj = base.obj if base.kind == "obj" else None
+        if obj is None or getattr(obj, "opaque", False):
+            return None
+        if obj.kind == "dict" and getattr(obj, "exact", False):
+            vals = list(obj.keys.values())
+        elif obj.kind in ("list", "tuple") and base.elem is None:  # (elem: items of a length not known)
+            vals = list(obj.items)
+        else:
+            return None
+        if not 1 < len(vals) <= MAX_CHOICES or any(v.kind not in ("class", "func", "partial") for v in vals):
+            return None
+        return vals
 
     def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
         if recv.kind == "super":

@@ -24,6 +24,8 @@ class Library:
             return mg
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
+        if q == "collections.OrderedDict":
+            return dict_of_pairs(args, kwargs) or UNKNOWN
         if q in ("torch.autograd.Variable", "torch.autograd.variable.Variable") and args and args[0].kind == "tensor":
             return args[0]  # since torch 0.4 a Variable is the tensor it wraps, on its device
         if q.startswith("torch."):
@@ -178,6 +180,9 @@ class Library:
             # `type(x.data)(*shape)`: the class of any tensor is torch.Tensor, whose constructor builds on the cpu
             return Val("qual", const="torch.Tensor")
         if name == "dict":
+            pairs = dict_of_pairs(args, kwargs)
+            if pairs is not None:  # dict([("a", A), ("b", B)]): every key known
+                return pairs
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k != "__opaque__"}
             if args or "__opaque__" in kwargs:
@@ -738,3 +743,27 @@ def _legacy_dims(node) -> int:
         return _literal_dims(node.args[0])
     return len(node.args) if all(_is_int(a) for a in node.args) else 0
 
+
+def dict_of_pairs(args, kwargs) -> Val | None:
+    """`dict(pairs)` / `OrderedDict(pairs)` of a known list of (constant key, value) pairs, plus keyword
+    entries: a dict whose every key is known. None when any key or the pairs' length is not known."""
+    if "__opaque__" in kwargs or len(args) > 1:
+        return None
+    entries: dict = {}
+    if args:
+        seq = args[0]
+        if seq.kind != "obj" or seq.obj is None or seq.obj.kind not in ("list", "tuple") or seq.elem is not None:
+            return None
+        for item in seq.obj.items:
+            o = item.obj if item.kind == "obj" else None
+            if o is None or o.kind != "tuple" or len(o.items) != 2 or o.items[0].kind != "const":
+                return None
+            try:
+                entries[o.items[0].const] = o.items[1]
+            except TypeError:
+                return None
+    entries.update(kwargs)
+    d = Obj("dict")
+    d.keys = entries
+    d.exact = True  # type: ignore[attr-defined]
+    return Val("obj", obj=d)

@@ -591,6 +591,9 @@ class Statements:
             return a
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
+        alike = _modules_alike(a, b)
+        if alike is not None:
+            return alike
         return UNKNOWN
 
     def join_env(self, a: dict, b: dict) -> dict:
@@ -599,6 +602,23 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join(old, v)
         return out
+
+
+def _modules_alike(a: Val, b: Val) -> Val | None:
+    """`model = ResNet() if args.arch == "resnet" else VGG()`: two modules built on one known device,
+    neither dispatched nor seen only from inside a method: for where its parameters are, either one is
+    the model, and the first stands for both (as `elem_of` lets one of a list's like modules stand for
+    all). What the other's own forward does is not run (a miss there, never a false alarm)."""
+    if a.kind != "module" or b.kind != "module" or a.obj is None or b.obj is None:
+        return None
+    oa, ob = a.obj, b.obj
+    if oa.kind != "module" or ob.kind != "module" or oa.cls is None or ob.cls is None or oa.role != ob.role:
+        return None
+    if oa.dev is None or not oa.dev.known or oa.dev != ob.dev or oa.dispatched or ob.dispatched:
+        return None
+    if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
+        return None
+    return a
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
