@@ -41,7 +41,7 @@ class Calls:
             if isinstance(a, ast.Starred):  # `f(*xs)`: its items when known, else the rest is unknown
                 v = self.eval(a.value, frame)
                 if v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.elem is None \
-                        and not spread and v.obj.items:
+                        and not spread and (v.obj.items or getattr(v.obj, "exact", False)):
                     args.extend(v.obj.items)
                 else:
                     spread = True
@@ -291,7 +291,9 @@ class Calls:
             frame.env[p.arg] = self._param_val(p.arg, v, fn)
         if a.vararg:
             frame.params.add(a.vararg.arg)
-            frame.env[a.vararg.arg] = Val("obj", obj=Obj("tuple", items=list(bound_args[len(params):])))
+            rest = Obj("tuple", items=list(bound_args[len(params):]))
+            rest.exact = not spread  # type: ignore[attr-defined]  # `*args` of a known call: exactly these (maybe none)
+            frame.env[a.vararg.arg] = Val("obj", obj=rest)
         if a.kwarg:
             frame.params.add(a.kwarg.arg)
             d = Obj("dict")

@@ -605,7 +605,7 @@ class Statements:
 
 
 def _modules_alike(a: Val, b: Val) -> Val | None:
-    """`model = ResNet() if args.arch == "resnet" else VGG()`: two modules built on one known device,
+    """`model = ResNet() if args.arch == "resnet" else VGG()`: two modules on the same device (or both not known),
     neither dispatched nor seen only from inside a method: for where its parameters are, either one is
     the model, and the first stands for both (as `elem_of` lets one of a list's like modules stand for
     all). What the other's own forward does is not run (a miss there, never a false alarm)."""
@@ -614,7 +614,7 @@ def _modules_alike(a: Val, b: Val) -> Val | None:
     oa, ob = a.obj, b.obj
     if oa.kind != "module" or ob.kind != "module" or oa.cls is None or ob.cls is None or oa.role != ob.role:
         return None
-    if oa.dev is None or not oa.dev.known or oa.dev != ob.dev or oa.dispatched or ob.dispatched:
+    if oa.dev != ob.dev or oa.dispatched or ob.dispatched:  # (None / unknown alike: a later move places both)
         return None
     if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
         return None
