@@ -487,7 +487,7 @@ class Library:
                 obj.buffers.add("weight")
                 obj.attrs["weight"] = w
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} with a weight on {w.dev.render() if w.dev else '?'}")
-            elif not any(k in kwargs for k in T.LOSS_WEIGHT_KWARGS) and len(args) == 0:
+            elif not any(k in kwargs for k in T.LOSS_WEIGHT_KWARGS) and "__opaque__" not in kwargs and not args:
                 obj.stateless = True  # type: ignore[attr-defined]  # no weight: no tensor, so no device
             return Val("module", obj=obj)
         if last in T.PARAM_FREE_MODULES:
