@@ -281,3 +281,55 @@ def test_zip_of_unlike_modules_with_an_iterable_of_unknown_length_may_not_run(tm
         y = m(torch.randn(1, 4, 8, 8).cuda(), torch.ones(2).cuda())
     """})
     assert _codes(tmp_path, "net.py") == []
+
+
+# ---- a wrapper built around moved submodules, its own parameters left on the cpu
+_WRAPPER = """
+    import torch
+    from torch import nn
+
+
+    class Distiller(nn.Module):
+        def __init__(self, student, teacher, dim):
+            super().__init__()
+            self.student = student
+            self.teacher = teacher
+            self.token = nn.Parameter(torch.randn(1, dim))
+
+        def forward(self, x):
+            feats = self.student(x)
+            tok = self.token.expand(feats.size(0), -1)
+            return torch.cat((feats, tok), dim=1), self.teacher(x)
+"""
+
+
+def test_wrapper_parameter_of_an_unmoved_wrapper_around_moved_models(tmp_path):
+    _project(tmp_path, {"distill.py": _WRAPPER, "train.py": """
+        import torch
+        from torch import nn
+        from distill import Distiller
+
+        device = torch.device("cuda")
+        student = nn.Linear(8, 4).to(device)
+        teacher = nn.Linear(8, 4).to(device)
+        distiller = Distiller(student, teacher, 4)
+        out = distiller(torch.randn(2, 8).to(device))
+        print(out[0].shape)
+    """})
+    assert _codes(tmp_path, "distill.py") == [(15, "DEV106")]
+    assert _codes(tmp_path, "train.py") == [(9, "DEV106")]
+
+
+def test_wrapper_moved_as_a_whole_is_silent(tmp_path):
+    _project(tmp_path, {"distill.py": _WRAPPER, "train.py": """
+        import torch
+        from torch import nn
+        from distill import Distiller
+
+        device = torch.device("cuda")
+        student = nn.Linear(8, 4).to(device)
+        distiller = Distiller(student, nn.Linear(8, 4), 4).to(device)
+        out = distiller(torch.randn(2, 8).to(device))
+    """})
+    assert _codes(tmp_path, "distill.py") == []
+    assert _codes(tmp_path, "train.py") == []
