@@ -9,7 +9,10 @@ the neighbours that must stay silent:
   also through a variable or an attribute that holds it;
 - a module that holds no tensor (a loss without class weights, an activation) has no device: "moving" it
   changes nothing, so it never meets cpu tensors on the device it was sent to;
-- a loop over a zip of unlike modules with an iterable of unknown length may not run at all."""
+- a loop over a zip of unlike modules with an iterable of unknown length may not run at all;
+- a module built around submodules already moved (a distillation wrapper around a student on the GPU) keeps
+  the parameters its `__init__` creates on the cpu: where one meets an input it is DEV106 (move the
+  wrapper), not a tensor made without device=."""
 
 from __future__ import annotations
 
