@@ -19,6 +19,7 @@ class ClassInfo:
     node: ast.ClassDef
     bases: list[str]
     methods: dict[str, ast.FunctionDef] = field(default_factory=dict)
+    setters: dict[str, ast.FunctionDef] = field(default_factory=dict)  # `@name.setter` defs, by property name
     is_module: bool = False
     base_infos: list["ClassInfo"] = field(default_factory=list)
     home_ref: object = None  # weakref to the FileIndex that defines it (a strong one would be a cycle)
@@ -33,6 +34,18 @@ class ClassInfo:
             return self.methods[name], self
         for b in self.base_infos:
             found = b.method(name)
+            if found:
+                return found
+        return None
+
+    def setter(self, name: str):
+        """The `@name.setter` of a property this class or a base defines (with the class that defines it)."""
+        if name in self.setters:
+            return self.setters[name], self
+        if name in self.methods:
+            return None  # redefined here without a setter
+        for b in self.base_infos:
+            found = b.setter(name)
             if found:
                 return found
         return None
@@ -105,7 +118,11 @@ class FileIndex:
                                  home_ref=weakref.ref(self))
                 for st in node.body:
                     if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        info.methods[st.name] = st
+                        accessor = _property_accessor(st)
+                        if accessor == "setter":
+                            info.setters[st.name] = st  # the getter stays the method: reads call it
+                        elif accessor is None:
+                            info.methods[st.name] = st
                         self.parent_class[id(st)] = info
                 self.classes.setdefault(node.name, info)
                 self.all_classes.append(info)
@@ -153,3 +170,13 @@ class FileIndex:
         if full is None:
             return dotted
         return f"{full}.{rest}" if rest else full
+
+
+def _property_accessor(fn) -> str | None:
+    """'setter' / 'deleter' for a def decorated `@<its own name>.setter` / `.deleter` (a property's other
+    accessors, which share the getter's name), else None."""
+    for d in fn.decorator_list:
+        if isinstance(d, ast.Attribute) and d.attr in ("setter", "deleter") and isinstance(d.value, ast.Name) \
+                and d.value.id == fn.name:
+            return d.attr
+    return None

@@ -447,7 +447,24 @@ class Calls:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
                 self._own_params(obj, obj.origin, set())
                 self._param_roots[obj.origin.span] = obj
+            elif dev is not None and not dev.known:
+                self._own_cpu_params(obj, node)
         return val
+
+    def _own_cpu_params(self, obj, node) -> None:
+        """A module built around submodules already moved (`Wrapper(student=net_on_gpu)`) whose own
+        parameters `__init__` creates on the cpu: those parameters are the unmoved module's (DEV106 where
+        one meets an input, fixed by moving the module), not tensors made without device=."""
+        cpu = [name for name in obj.buffers if (b := obj.attrs.get(name)) is not None and b.kind == "tensor"
+               and b.dev is not None and b.dev.is_cpu and not b.scalar and b.origin is not None
+               and b.origin.kind == "factory"]
+        if not cpu:
+            return
+        origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")
+        reason = f"a parameter of the model created at line {node.lineno} and never moved"
+        for name in cpu:
+            obj.attrs[name] = Val("tensor", CPU, Origin(origin.span, reason, kind="param"))
+        self._param_roots.setdefault(origin.span, obj)
 
     def project_optimizer(self, node, obj, info, args, kwargs) -> None:
         """An optimizer class of the project: it steps the parameters of the modules it was given; when

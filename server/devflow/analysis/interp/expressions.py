@@ -8,6 +8,7 @@ import ast
 import builtins
 
 from devflow.analysis import framework_api as FW
+from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
@@ -430,6 +431,11 @@ class Expressions:
                 if {da.kind, db.kind} == {"cuda", "cpu"} else None
             return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
                                      accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
+        legacy = _accelerator_tensor_type(a, b)
+        if legacy is not None:
+            # `torch.cuda.FloatTensor if use_cuda else torch.FloatTensor`: like a device chosen the same way,
+            # the type that builds (and `.type()` converts) on the GPU where the program has one
+            return legacy
         one_path = self.cpu_on_one_path(node, a, b, frame)
         if one_path is None and all(v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and
                                     not getattr(v.obj, "opaque", False) and getattr(v.obj, "exact", False) for v in (a, b)):
@@ -890,6 +896,18 @@ def _chosen_device(v: Val) -> Dev | None:
         return concrete(v.const)
     if v.kind == "device" and v.dev is not None and v.dev.known:
         return v.dev
+    return None
+
+
+def _accelerator_tensor_type(a: Val, b: Val) -> Val | None:
+    """Of the cuda and the cpu form of one legacy tensor type (`torch.cuda.LongTensor`, `torch.LongTensor`),
+    the cuda one; None for any other pair."""
+    if a.kind != "qual" or b.kind != "qual" or not isinstance(a.const, str) or not isinstance(b.const, str):
+        return None
+    for gpu, cpu in ((a, b), (b, a)):
+        if gpu.const.startswith("torch.cuda.") and cpu.const == "torch." + gpu.const[len("torch.cuda."):] and \
+                cpu.const[len("torch."):] in T.LEGACY_CPU_TYPES:
+            return gpu
     return None
 
 

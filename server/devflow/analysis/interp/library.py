@@ -492,8 +492,11 @@ class Library:
                 obj.buffers.add("weight")
                 obj.attrs["weight"] = w
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} with a weight on {w.dev.render() if w.dev else '?'}")
+            elif not any(k in kwargs for k in T.LOSS_WEIGHT_KWARGS) and "__opaque__" not in kwargs and not args:
+                obj.stateless = True  # type: ignore[attr-defined]  # no weight: no tensor, so no device
             return Val("module", obj=obj)
         if last in T.PARAM_FREE_MODULES:
+            obj.stateless = last not in T.CONTAINER_MODULES  # type: ignore[attr-defined]  # holds no tensor
             return Val("module", obj=obj)
         if d is not None:
             obj.dev = self._as_device(d)

@@ -253,8 +253,8 @@ class Modules:
         if id(obj) in seen:
             return
         seen.add(id(obj))
-        if obj.dev is not None or obj.kind == "module":
-            obj.dev = dev
+        if (obj.dev is not None or obj.kind == "module") and not (obj.dev is None and getattr(obj, "stateless", False)):
+            obj.dev = dev  # a module holding no tensor (a loss without weight, an activation) has no device to change
         obj.moved = origin
         obj.moved_frame = frame
         if obj.cls is not None:

@@ -259,9 +259,12 @@ class Statements:
         each = self.per_item(it, st.iter, frame) if not st.orelse and not jumps else None
         if each is not None:
             # `for w, op in zip(weights, self._ops)` over unlike modules: the body runs once per element, in order
+            before = dict(frame.env)
             for item in each:
                 self.assign(st.target, item, frame, st)
                 self.exec_block(st.body, frame)
+            if not self.known_nonempty(it):
+                frame.env = self.join_env(before, frame.env)  # zipped with an iterable of unknown length: may not run
             return False
         elem = self.iter_elem(it, st.iter, frame)
         before = dict(frame.env)
@@ -534,6 +537,12 @@ class Statements:
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
         obj = base.obj
         name = target.attr
+        found = obj.cls.setter(name) if obj.cls is not None else None
+        if found is not None:
+            # `self.state_dict = torch.load(f)` on a property with a setter: Python runs the setter
+            fn, owner = found
+            self.call_function(FuncRef(fn, None, owner, "method"), [val], {}, base, st)
+            return
         if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and isinstance(target.value, ast.Name):
             text = self.sym_names.setdefault(val.dev.key, f"{target.value.id}.{name}")  # `self.device`
             val = Val("device", Dev("sym", index=val.dev.index, key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
