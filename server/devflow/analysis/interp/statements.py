@@ -257,6 +257,8 @@ class Statements:
         it = self.eval(st.iter, frame)
         jumps = self._loop_jumps(st)
         each = self.per_item(it, st.iter, frame) if not st.orelse and not jumps else None
+        if each is None and not st.orelse and not jumps:
+            each = self.per_key(st.iter, frame)
         if each is not None:
             # `for w, op in zip(weights, self._ops)` over unlike modules: the body runs once per element, in order
             for item in each:
