@@ -195,3 +195,139 @@ def test_layer_list_handed_to_sequential_or_parameter_free_only_is_silent(tmp_pa
                 return self.layers[0].weight.sum() + x
         """})
     assert _codes(tmp_path, "layers.py") == []
+
+
+# ---- a method named at run time, `isinstance` of a list the code built, `get_buffer`
+DISPATCH = """
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def causal_mask(size):
+    upper = np.triu(np.ones((1, size, size)), k=1).astype("uint8")
+    return torch.from_numpy(upper) == 0
+
+
+class Captioner(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, *args, **kwargs):
+        mode = kwargs.get("mode", "forward")
+        if "mode" in kwargs:
+            del kwargs["mode"]
+        return getattr(self, "_" + mode)(*args, **kwargs)
+
+    def _forward(self, x):
+        return self.proj(x)
+
+    def _sample(self, x):
+        scores = self.proj(x)
+        return scores.masked_fill(causal_mask(x.size(1)) == 0, -1e9)
+"""
+
+
+def test_method_chosen_by_getattr_on_a_mode_string_runs_inside_a_trainer(tmp_path):
+    _project(tmp_path, {"captioner.py": DISPATCH, "trainer.py": """
+        import torch
+        from captioner import Captioner
+
+
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.model = Captioner().to(device)
+
+            def evaluate(self, batches):
+                for x in batches:
+                    self.model(x.to(self.device), mode="sample")
+
+
+        Trainer(torch.device("cuda")).evaluate([torch.randn(2, 4, 8)])
+        """})
+    assert _codes(tmp_path, "trainer.py") == [(12, "DEV202")]
+
+
+def test_method_chosen_by_getattr_whose_path_is_on_the_device_is_silent(tmp_path):
+    _project(tmp_path, {"captioner.py": DISPATCH, "trainer.py": """
+        import torch
+        from captioner import Captioner
+
+        device = torch.device("cuda")
+        model = Captioner().to(device)
+        out = model(torch.randn(2, 4, 8).to(device), mode="forward")
+        name = input()
+        other = getattr(model, "_" + name)(torch.randn(2, 4, 8).to(device))
+        """})
+    assert _codes(tmp_path, "trainer.py") == []
+
+
+def test_isinstance_of_a_list_argument_picks_the_branch_that_runs(tmp_path):
+    _project(tmp_path, {"losses.py": """
+        import torch
+        from torch import nn
+
+
+        class Focal(nn.Module):
+            def __init__(self, alpha=None, num_classes=3):
+                super().__init__()
+                if alpha is None:
+                    self.alpha = torch.ones(num_classes)
+                elif isinstance(alpha, (list, tuple)):
+                    self.alpha = torch.tensor(alpha)
+                else:
+                    self.alpha = torch.full((num_classes,), float(alpha))
+
+            def forward(self, logits, labels):
+                at = self.alpha.gather(0, labels)
+                return (at * logits.logsumexp(1)).mean()
+        """, "train.py": """
+        import torch
+        from losses import Focal
+
+        device = torch.device("cuda")
+        crit = Focal(alpha=[0.2, 0.3, 0.5])
+        for step in range(3):
+            x = torch.randn(4, 3, device=device)
+            y = torch.randint(0, 3, (4,), device=device)
+            loss = crit(x, y)
+        """})
+    assert _codes(tmp_path, "losses.py") == [(11, "DEV201")]
+    assert _codes(tmp_path, "train.py") == [(9, "DEV201")]
+
+
+def test_get_buffer_reads_the_registered_table_moved_or_not(tmp_path):
+    loss = """
+        import torch
+        from torch import nn
+
+
+        class SoftTargets(nn.Module):
+            def __init__(self, num_classes):
+                super().__init__()
+                self.register_buffer("table", torch.eye(num_classes) * 0.9 + 0.1 / num_classes)
+
+            def forward(self, logits, target):
+                soft = self.get_buffer("table")[target]
+                return -(soft * logits.log_softmax(1)).sum(1).mean()
+        """
+    _project(tmp_path / "bad", {"soft.py": loss, "train.py": """
+        import torch
+        from soft import SoftTargets
+
+        device = torch.device("cuda")
+        crit = SoftTargets(5)
+        loss = crit(torch.randn(4, 5, device=device), torch.randint(0, 5, (4,), device=device))
+        """})
+    _project(tmp_path / "good", {"soft.py": loss, "train.py": """
+        import torch
+        from soft import SoftTargets
+
+        device = torch.device("cuda")
+        crit = SoftTargets(5).to(device)
+        loss = crit(torch.randn(4, 5, device=device), torch.randint(0, 5, (4,), device=device))
+        """})
+    assert _codes(tmp_path / "bad", "train.py") in ([(6, "DEV204")], [(6, "DEV106")])
+    assert _codes(tmp_path / "good", "train.py") == []
