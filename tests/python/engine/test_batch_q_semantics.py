@@ -331,3 +331,61 @@ def test_get_buffer_reads_the_registered_table_moved_or_not(tmp_path):
         """})
     assert _codes(tmp_path / "bad", "train.py") in ([(6, "DEV204")], [(6, "DEV106")])
     assert _codes(tmp_path / "good", "train.py") == []
+
+
+# ---- a criterion picked by an option: one of several callables, each a path that runs
+LOSSES_BY_NAME = """
+import torch
+import torch.nn as nn
+
+
+def dice_loss(logits, true, eps=1e-7):
+    one_hot = torch.eye(logits.shape[1]){eye_device}[true]
+    probas = logits.softmax(1)
+    return 1 - (2 * (probas * one_hot).sum() / ((probas + one_hot).sum() + eps))
+
+
+def hybrid_loss(predictions, target):
+    loss = 0
+    for p in predictions:
+        loss += nn.functional.cross_entropy(p, target) + dice_loss(p, target)
+    return loss
+
+
+def get_criterion(opt):
+    if opt.loss_function == "hybrid":
+        criterion = hybrid_loss
+    if opt.loss_function == "bce":
+        criterion = nn.CrossEntropyLoss()
+    if opt.loss_function == "dice":
+        criterion = dice_loss
+    return criterion
+"""
+
+TRAIN_BY_NAME = """
+import argparse
+import torch
+from losses import get_criterion
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--loss_function", default="hybrid")
+opt = parser.parse_args()
+dev = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+model = torch.nn.Linear(16, 4).to(dev)
+criterion = get_criterion(opt)
+for step in range(3):
+    x, labels = torch.randn(8, 16).to(dev), torch.randint(0, 4, (8,)).to(dev)
+    out = model(x)
+    loss = criterion((out, out), labels)
+"""
+
+
+def test_criterion_chosen_by_a_command_line_option_runs_each_choice(tmp_path):
+    _project(tmp_path, {"losses.py": LOSSES_BY_NAME.replace("{eye_device}", ""), "train.py": TRAIN_BY_NAME})
+    assert _codes(tmp_path, "train.py") == [(14, "DEV204")]
+
+
+def test_criterion_chosen_by_an_option_whose_choices_all_place_their_tensors_is_silent(tmp_path):
+    _project(tmp_path, {"losses.py": LOSSES_BY_NAME.replace("{eye_device}", ".to(true.device)"),
+                        "train.py": TRAIN_BY_NAME})
+    assert _codes(tmp_path, "train.py") == []

@@ -72,6 +72,13 @@ class Calls:
                     self.obj_method(node, b, func.attr, args, kwargs, frame)
             return Val("const", const=None)
         try:
+            if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
+                # one of several callables (a criterion picked by an option): each is a path that runs
+                out = None
+                for alt in fval.obj.items:
+                    r = self.call(node, alt, recv, args, kwargs, frame)
+                    out = r if out is None else self.join(out, r)
+                return out if out is not None else UNKNOWN
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
             return UNKNOWN

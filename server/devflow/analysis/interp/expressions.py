@@ -690,7 +690,7 @@ class Expressions:
         if each is None:
             return None
         joined = self.iter_elem(it, node, frame)
-        if joined.kind == "unknown":
+        if joined.kind == "unknown" or (joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "choice"):
             return each if all(_per_item_kind(v) for v in each) else None
         if joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "tuple":
             lost = [i for i, v in enumerate(joined.obj.items) if v.kind == "unknown"]

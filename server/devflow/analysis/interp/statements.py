@@ -593,6 +593,9 @@ class Statements:
             return a
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
+        choice = _callable_choice(a, b)
+        if choice is not None:
+            return choice
         return UNKNOWN
 
     def join_env(self, a: dict, b: dict) -> dict:
@@ -601,6 +604,31 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join(old, v)
         return out
+
+
+MAX_CHOICES = 6
+
+
+def _callable_choice(a: Val, b: Val) -> Val | None:
+    """`criterion = hybrid_loss` on one path, `nn.CrossEntropyLoss()` or `dice_loss` on others (picked by
+    an option): one of these callables, each a path the program can take. A call through it runs every
+    one (as both branches of an unknown `if` run). Only where a project function is among them."""
+    alts: list[Val] = []
+    for v in (a, b):
+        if v.kind == "obj" and v.obj is not None and v.obj.kind == "choice":
+            alts.extend(v.obj.items)
+        elif v.kind in ("func", "module") and (v.kind != "module" or v.obj is not None):
+            alts.append(v)
+        else:
+            return None
+    uniq: list[Val] = []
+    for v in alts:
+        if not any(v is u or (v.kind == "func" and u.kind == "func" and v.func is u.func) or
+                   (v.kind == "module" and u.kind == "module" and v.obj is u.obj) for u in uniq):
+            uniq.append(v)
+    if len(uniq) > MAX_CHOICES or not any(v.kind == "func" for v in uniq):
+        return None
+    return Val("obj", obj=Obj("choice", items=uniq))
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
