@@ -44,11 +44,82 @@ def importers_of(path: str, project: Project) -> list[str]:
         top_pkg = os.path.join(top, pkg.split(".", 1)[0])
         folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
     for folder in folders:
-        for cand, words in _scripts_in(folder):
-            if cand != me and stem in words and cand not in out:
+        for cand, words, modules in _scripts_in(folder):
+            if cand != me and cand not in out and (stem in words or stem in _one_hop_words(cand, modules)):
                 out.append(cand)
                 if len(out) >= MAX_IMPORTERS:
                     return out
+    return out
+
+
+MAX_HOP_MODULES = 16
+_HOP: dict[str, tuple] = {}  # script -> (its stat key, the project modules it imports, their mtimes, their import words)
+_WORDS: dict[str, tuple[tuple, frozenset]] = {}  # project module -> (its stat key, the words of its imports)
+
+
+def _one_hop_words(script: str, modules: tuple) -> frozenset:
+    """The words imported by the packages a script imports: `from condor_pytorch import loss_fn` runs the
+    package's `__init__`, which imports `.losses`, so the script imports `losses.py` too. One hop, over
+    at most MAX_HOP_MODULES of the script's imports; cached on the files' stats. (A module imported by
+    another project module is not followed: its findings are placed there, at the call that leads in.)"""
+    if not modules:
+        return frozenset()
+    try:
+        st = os.stat(script)
+    except OSError:
+        return frozenset()
+    skey = (st.st_size, st.st_mtime_ns)
+    hit = _HOP.get(script)
+    if hit is not None and hit[0] == skey:
+        files, fkey, words = hit[1], hit[2], hit[3]
+        try:
+            if tuple(os.stat(f).st_mtime_ns for f in files) == fkey:
+                return words
+        except OSError:
+            pass
+    project = Project.for_file(script)
+    if project is None:
+        return frozenset()
+    files = []
+    for m in modules[:MAX_HOP_MODULES]:
+        f = project.find(m)
+        if f and os.path.basename(f) == "__init__.py" and not is_installed(f):
+            files.append(os.path.abspath(f))
+    try:
+        fkey = tuple(os.stat(f).st_mtime_ns for f in files)
+    except OSError:
+        return frozenset()
+    acc: set[str] = set()
+    for f in files:
+        acc |= _import_words(f)
+    words = frozenset(acc)
+    if len(_HOP) > 1000:
+        _HOP.clear()
+    _HOP[script] = (skey, tuple(files), fkey, words)
+    return words
+
+
+def _import_words(path: str) -> frozenset:
+    try:
+        st = os.stat(path)
+        key = (st.st_size, st.st_mtime_ns)
+        hit = _WORDS.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        if st.st_size > MAX_IMPORTER_BYTES:
+            return frozenset()
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError:
+        return frozenset()
+    words: set[str] = set()
+    for m in _IMPORT_LINE.finditer(text):
+        for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
+            words.update(re.findall(r"\w+", part))
+    out = frozenset(words)
+    if len(_WORDS) > 4000:
+        _WORDS.clear()
+    _WORDS[path] = (key, out)
     return out
 
 
@@ -125,10 +196,15 @@ def _scripts_in(root: str) -> list:
         if not _RUNS_CODE.search(text):
             continue
         words: set[str] = set()
+        modules: list[str] = []
         for m in _IMPORT_LINE.finditer(text):
             for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
                 words.update(re.findall(r"\w+", part))
-        found.append((cand, words))
+            if m.group(1) and not m.group(1).startswith("."):
+                modules.append(m.group(1))
+            elif m.group(3):
+                modules.extend(a.split()[0] for a in m.group(3).split(",") if a.strip())
+        found.append((cand, words, tuple(dict.fromkeys(modules))))
     if len(_SCRIPTS) > 1000:
         _SCRIPTS.clear()
     _SCRIPTS[root] = (key, found)

@@ -42,6 +42,15 @@ def _module_ctor(ctx: Context, node: ast.AST) -> bool:
     return info is not None and info.is_module and not _stateless(ctx, info, set())
 
 
+def _stateless_ctor(ctx: Context, node: ast.AST) -> bool:
+    """A torch.nn module without parameters or buffers built here (`nn.ReLU()`, `nn.Dropout(p)`)."""
+    if not isinstance(node, ast.Call):
+        return False
+    q = ctx.qual(node.func)
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.nn.") and last in T.PARAM_FREE_MODULES and last not in T.CONTAINER_MODULES
+
+
 # nn.Module methods that create or register state on self.
 _STATE_MAKERS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module", "setattr"})
 
@@ -146,6 +155,21 @@ def _registered_lists(cls) -> set[str]:
     return out
 
 
+def _wrapped_lists(ctx: Context, cls) -> set[str]:
+    """Plain lists whose modules the class registers by handing them to a torch.nn container:
+    `self.body = nn.Sequential(*self.layers)` (the same module objects, now children)."""
+    out: set[str] = set()
+    for fn in cls.methods.values():
+        for n in walk(fn):
+            if isinstance(n, ast.Call) and ctx.qual(n.func).rsplit(".", 1)[-1] in T.CONTAINER_MODULES \
+                    and ctx.qual(n.func).startswith("torch.nn."):
+                for a in n.args:
+                    name = _self_attr(a.value if isinstance(a, ast.Starred) else a)
+                    if name:
+                        out.add(name)
+    return out
+
+
 class ModulesInPythonContainer(Rule):
     """DEV103: `self.layers = []` + `self.layers.append(nn.Conv1d(...))` in an nn.Module."""
 
@@ -179,7 +203,10 @@ class ModulesInPythonContainer(Rule):
                         elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("list", "dict") \
                                 and not v.args:
                             empties.setdefault(name, st)
-                        elif isinstance(v, ast.List) and v.elts and all(_module_ctor(ctx, e) for e in v.elts):
+                        elif isinstance(v, ast.List) and v.elts and any(_module_ctor(ctx, e) for e in v.elts) \
+                                and all(_module_ctor(ctx, e) or _stateless_ctor(ctx, e) for e in v.elts):
+                            # `[nn.Conv1d(...), nn.BatchNorm1d(...), nn.ReLU()]`: the layers with
+                            # parameters are lost to `.to()`, whatever parameter-free ones sit between
                             empties.setdefault(name, st)
                             filled.add(name)
                         elif isinstance(v, ast.ListComp) and _module_ctor(ctx, v.elt):
@@ -197,7 +224,7 @@ class ModulesInPythonContainer(Rule):
                         name = _self_attr(st.targets[0].value)
                         if name and _module_ctor(ctx, st.value):
                             filled.add(name)
-            registered = _registered_lists(cls)
+            registered = _registered_lists(cls) | _wrapped_lists(ctx, cls)
             for name, st in empties.items():
                 if name not in filled or assigns.get(name, 0) > 1 or name in registered:
                     continue

@@ -13,12 +13,9 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_DEPTH, method_kind
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.entries import is_lightning_trainer
-
-
-MAX_CHOICES = 8  # entries of a registry called with a key not known here, each run
 
 
 class Calls:
@@ -83,6 +80,13 @@ class Calls:
                     r = self.call(node, c, None, list(args), dict(kwargs), frame)
                     out = r if out is None else self.join(out, r)
                 return out
+            if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
+                # one of several callables (a criterion picked by an option): each is a path that runs
+                out = None
+                for alt in fval.obj.items:
+                    r = self.call(node, alt, recv, args, kwargs, frame)
+                    out = r if out is None else self.join(out, r)
+                return out if out is not None else UNKNOWN
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
             return UNKNOWN

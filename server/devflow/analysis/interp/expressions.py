@@ -422,6 +422,11 @@ class Expressions:
             # `x if x is None else x.cuda()`: where x is None the value is None, not a tensor; the other
             # branch alone says what a tensor here is
             return self.eval(node.orelse if none_side == "body" else node.body, frame)
+        for side, other in ((node.body, node.orelse), (node.orelse, node.body)):
+            if isinstance(side, ast.Constant) and side.value is None:
+                # `batch["y"] if "y" in batch else None`: None is never a tensor (any use of it as one
+                # raises), so wherever the value is used as a tensor it is the other branch's
+                return self.eval(other, frame)
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
         # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
         da, db = _chosen_device(a), _chosen_device(b)
@@ -605,6 +610,11 @@ class Expressions:
             except TypeError:
                 return None
             return res if isinstance(op, ast.In) else not res
+        if isinstance(op, (ast.In, ast.NotIn)) and a.kind == "const" and isinstance(a.const, (str, int)) \
+                and b.kind == "obj" and b.obj is not None and b.obj.kind in ("list", "tuple") and b.elem is None \
+                and b.obj.items and all(v.kind == "const" for v in b.obj.items):
+            res = any(v.const == a.const for v in b.obj.items)  # `key not in ("file_name", "meta")`
+            return res if isinstance(op, ast.In) else not res
         if isinstance(op, (ast.In, ast.NotIn)) and a.kind == b.kind == "const" and isinstance(a.const, str) \
                 and isinstance(b.const, str):
             res = a.const in b.const  # `"class" in protocol`, both known strings
@@ -656,6 +666,27 @@ class Expressions:
                 return True
         return None
 
+    def per_key(self, node, frame) -> list | None:
+        """The keys (or `(key, value)` pairs) of a loop over a dict whose keys are all known, one by one:
+        `for k in batch.keys(): if k not in skip: batch[k] = batch[k].to(device)` stores each entry under
+        its own key, so each keeps its own device (a joined key would blur every entry). Only a dict named
+        by a plain name or attribute (reading it again has no effect), at most MAX_PER_ITEM keys."""
+        method = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args and not node.keywords \
+                and node.func.attr in ("keys", "items"):
+            method, node = node.func.attr, node.func.value
+        if not isinstance(node, (ast.Name, ast.Attribute)):
+            return None
+        d = self.eval(node, frame)
+        obj = d.obj if d.kind == "obj" else None
+        if obj is None or obj.kind != "dict" or not getattr(obj, "exact", False) or not obj.keys \
+                or len(obj.keys) > MAX_PER_ITEM or not all(isinstance(k, (str, int)) for k in obj.keys):
+            return None
+        keys = list(obj.keys)
+        if method == "items":
+            return [Val("obj", obj=Obj("tuple", items=[Val("const", const=k), obj.keys[k]])) for k in keys]
+        return [Val("const", const=k) for k in keys]
+
     def per_item(self, it: Val, node, frame) -> list | None:
         """The elements of an iterable to run a loop body on one by one: known one by one (a list of
         lambdas, a ModuleList of unlike modules, a zip of such) where the join of the callables among
@@ -665,7 +696,7 @@ class Expressions:
         if each is None:
             return None
         joined = self.iter_elem(it, node, frame)
-        if joined.kind == "unknown":
+        if joined.kind == "unknown" or (joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "choice"):
             return each if all(_per_item_kind(v) for v in each) else None
         if joined.kind == "obj" and joined.obj is not None and joined.obj.kind == "tuple":
             lost = [i for i, v in enumerate(joined.obj.items) if v.kind == "unknown"]

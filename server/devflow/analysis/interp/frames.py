@@ -13,6 +13,7 @@ from devflow.model import Span
 # Calls are followed to any depth (memoised per abstract arguments, recursion cut by the active set);
 # this bound only keeps the Python stack safe on pathological call chains.
 MAX_DEPTH = 64
+MAX_CHOICES = 8  # callables one call may run as each of (a registry's entries, a criterion picked by an option)
 
 
 _TERMINATORS = (ast.Return, ast.Raise, ast.Continue, ast.Break)

@@ -10,7 +10,7 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef
+from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind
 
 
 class Library:
@@ -200,6 +200,16 @@ class Library:
                                                                 "builtins.set", "builtins.str") for t in types):
                 return Val("const", const=False)
             return UNKNOWN
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
+                and args[0].obj.kind in ("list", "tuple") and not args[0].obj.qual:
+            # `isinstance(alpha, list)` of a list / tuple the code built (a literal, list(...)): decided
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            builtin = ("builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.str",
+                       "builtins.int", "builtins.float", "builtins.bool")
+            if types and all(t.kind == "qual" and t.const in builtin for t in types):
+                return Val("const", const=any(t.const == f"builtins.{args[0].obj.kind}" for t in types))
+            return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
@@ -215,7 +225,14 @@ class Library:
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
-            return args[0].obj.attrs.get(args[1].const, UNKNOWN)
+            obj = args[0].obj
+            if args[1].const not in obj.attrs and obj.cls is not None and isinstance(args[1].const, str):
+                # `getattr(self, "_" + mode)(*args, **kwargs)`: a method named at run time, bound as `self._sample`
+                found = obj.cls.method(args[1].const)
+                if found is not None and "property" not in decorators(found[0]):
+                    return Val("func", func=FuncRef(found[0], None, found[1], method_kind(decorators(found[0]), "method")),
+                               bound=args[0])
+            return obj.attrs.get(args[1].const, UNKNOWN)
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
             return self.qual_attr(args[0].const, args[1].const)  # `getattr(torch.optim, "Adam")`: torch.optim.Adam

@@ -445,6 +445,10 @@ class Modules:
         if FW.TRACE_ARCHIVE and name == FW.TRACE_ARCHIVE["save_method"] and args and getattr(obj, "traced", None) is not None:
             self.trace_saved(mod, args[0])  # `traced.save("m.pt")`
             return Val("const", const=None)
+        if name in ("get_buffer", "get_parameter") and len(args) == 1 and args[0].kind == "const" \
+                and isinstance(args[0].const, str) and "." not in args[0].const:
+            # `self.get_buffer("cls_probs")`: the tensor registered under that name
+            return obj.attrs.get(args[0].const, UNKNOWN)
         if name == "get_submodule" and args:
             # `model.get_submodule(path)`: a module of the model's tree, placed and moved with it. A path of
             # known children is that child; any other stands for the tree itself (what is attached to it

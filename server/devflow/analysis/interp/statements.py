@@ -9,7 +9,7 @@ import ast
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.expressions import _chosen_device
@@ -257,6 +257,8 @@ class Statements:
         it = self.eval(st.iter, frame)
         jumps = self._loop_jumps(st)
         each = self.per_item(it, st.iter, frame) if not st.orelse and not jumps else None
+        if each is None and not st.orelse and not jumps:
+            each = self.per_key(st.iter, frame)
         if each is not None:
             # `for w, op in zip(weights, self._ops)` over unlike modules: the body runs once per element, in order
             before = dict(frame.env)
@@ -603,6 +605,9 @@ class Statements:
         alike = _modules_alike(a, b)
         if alike is not None:
             return alike
+        choice = _callable_choice(a, b)
+        if choice is not None:
+            return choice
         return UNKNOWN
 
     def join_env(self, a: dict, b: dict) -> dict:
@@ -628,6 +633,28 @@ def _modules_alike(a: Val, b: Val) -> Val | None:
     if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
         return None
     return a
+
+
+def _callable_choice(a: Val, b: Val) -> Val | None:
+    """`criterion = hybrid_loss` on one path, `nn.CrossEntropyLoss()` or `dice_loss` on others (picked by
+    an option): one of these callables, each a path the program can take. A call through it runs every
+    one (as both branches of an unknown `if` run). Only where a project function is among them."""
+    alts: list[Val] = []
+    for v in (a, b):
+        if v.kind == "obj" and v.obj is not None and v.obj.kind == "choice":
+            alts.extend(v.obj.items)
+        elif v.kind in ("func", "module") and (v.kind != "module" or v.obj is not None):
+            alts.append(v)
+        else:
+            return None
+    uniq: list[Val] = []
+    for v in alts:
+        if not any(v is u or (v.kind == "func" and u.kind == "func" and v.func is u.func) or
+                   (v.kind == "module" and u.kind == "module" and v.obj is u.obj) for u in uniq):
+            uniq.append(v)
+    if len(uniq) > MAX_CHOICES or not any(v.kind == "func" for v in uniq):
+        return None
+    return Val("obj", obj=Obj("choice", items=uniq))
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
