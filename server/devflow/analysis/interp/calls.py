@@ -101,6 +101,8 @@ class Calls:
                     return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
                 return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
                            bound=sup.bound)
+        if attr == "__call__" and sup.bound is not None and sup.bound.kind == "module":
+            return Val("method", const="forward", bound=sup.bound)  # nn.Module.__call__ runs forward
         if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
             return Val("method", const=attr, bound=sup.bound)  # nn.Module.train: the flag, then the children
         return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows

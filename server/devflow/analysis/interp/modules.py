@@ -130,6 +130,14 @@ class Modules:
                 # `model(**batch)`: DataParallel / DDP scatter the spread inputs with the others
                 spread = [(UNKNOWN if v.kind == "tensor" else v, t) for v, t in spread]
             obj = mod.obj
+            own_call = obj.cls.method("__call__") if obj is not None and obj.cls is not None else None
+            if own_call is not None:
+                # `type(m).__call__` is what runs: a project class that overrides nn.Module.__call__ (a GAN loss
+                # taking `(prediction, target_is_real)`) runs its own `__call__`, not `forward`
+                if self.standalone:
+                    return UNKNOWN
+                self._interproc.add(id(node))
+                return self.call_function(FuncRef(own_call[0], None, own_call[1], "method"), args, kwargs, mod, node)
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + spread
         if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
@@ -513,6 +521,8 @@ class Modules:
             return UNKNOWN
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "runner":
+            return self.run_traced_model(node, obj, name, args, kwargs, frame)
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":

@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -591,6 +591,11 @@ class Statements:
             return a
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
+        if _is_number(a) and _is_number(b):
+            return Val("number")  # `0.9 if smooth else 1.0`: a Python number either way
+        if (_is_numbers(a) or _is_numbers(b)) and all(_is_number(v) or _is_numbers(v) for v in (a, b)):
+            # `(0.7, 1.1) if smooth else 1.0`: Python numbers either way, data torch.tensor() puts on the cpu
+            return host_data()
         return UNKNOWN
 
     def join_env(self, a: dict, b: dict) -> dict:
@@ -599,6 +604,20 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join(old, v)
         return out
+
+
+def _is_number(v: Val) -> bool:
+    return v.kind == "number" or (v.kind == "const" and type(v.const) in (int, float))
+
+
+def _is_numbers(v: Val) -> bool:
+    """A tuple or list of Python numbers (nested ones too), or host data made of them."""
+    if v.kind != "obj" or v.obj is None:
+        return False
+    if v.obj.kind == "host":
+        return True
+    items = [*v.obj.items, *([v.elem] if v.elem is not None else [])]
+    return v.obj.kind in ("tuple", "list") and bool(items) and all(_is_number(i) or _is_numbers(i) for i in items)
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
