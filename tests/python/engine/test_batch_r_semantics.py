@@ -276,3 +276,86 @@ def test_add_graph_silent_when_example_and_model_agree(tmp_path):
         SummaryWriter().add_graph(Net(), torch.rand(2, 784))
         """})
     assert _codes(tmp_path / "cpu", "train.py") == []
+
+
+# --- a layer of a model never moved ---------------------------------------------------------------
+
+CC = """
+import torch
+import torch.nn as nn
+
+
+def INF(B, H, W):
+    return -torch.diag(torch.tensor(float("inf")).cuda().repeat(H), 0).unsqueeze(0).repeat(B * W, 1, 1)
+
+
+class CrissCross(nn.Module):
+    def __init__(self, in_dim):
+        super().__init__()
+        self.query_conv = nn.Conv2d(in_dim, in_dim // 8, 1)
+        self.key_conv = nn.Conv2d(in_dim, in_dim // 8, 1)
+        self.INF = INF
+
+    def forward(self, x):
+        b, _, h, w = x.size()
+        q = self.query_conv(x).permute(0, 3, 1, 2).contiguous().view(b * w, -1, h).permute(0, 2, 1)
+        k = self.key_conv(x).permute(0, 3, 1, 2).contiguous().view(b * w, -1, h)
+        return torch.bmm(q, k) + self.INF(b, h, w)
+"""
+
+
+def test_layer_output_of_an_unmoved_model_blames_the_model(tmp_path):
+    # the model is built (and left on the cpu) in a script of its own; its hard-coded cuda constant meets
+    # what its own layers compute: said where they meet, naming the model's line
+    _project(tmp_path / "script", {"cc.py": CC, "demo.py": """
+        import torch
+        from cc import CrissCross
+
+        model = CrissCross(64)
+        print(model(torch.randn(2, 64, 5, 6)).shape)
+        """})
+    assert _codes(tmp_path / "script", "cc.py") == [(20, "DEV106")]
+    # one level deeper: the attention block inside a network built by a trainer
+    _project(tmp_path / "trainer", {"cc.py": CC, "net.py": """
+        import torch.nn as nn
+        from cc import CrissCross
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Conv2d(3, 64, 3, padding=1)
+                self.cca = CrissCross(64)
+
+            def forward(self, x):
+                return self.cca(self.stem(x))
+        """, "train.py": """
+        import torch
+        from net import Net
+
+
+        class Trainer:
+            def __init__(self):
+                self.net = Net()
+
+            def step(self, images):
+                return self.net(images).mean()
+
+
+        Trainer().step(torch.randn(2, 3, 8, 8))
+        """})
+    assert _codes(tmp_path / "trainer", "train.py") == [(10, "DEV106")]
+    assert _codes(tmp_path / "trainer", "net.py") == [(12, "DEV106")]
+
+
+def test_layer_output_of_a_moved_or_unknown_model_stays_silent(tmp_path):
+    for key, line in {"moved": "model = CrissCross(64).cuda()", "unknown": "model = CrissCross(64).to(pick_device())"}.items():
+        _project(tmp_path / key, {"cc.py": CC, "demo.py": f"""
+            import torch
+            from cc import CrissCross
+            from devices import pick_device
+
+            {line}
+            print(model(torch.randn(2, 64, 5, 6).cuda()).shape)
+            """})
+        assert _codes(tmp_path / key, "cc.py") == [], key

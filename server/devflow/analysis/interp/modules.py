@@ -107,6 +107,16 @@ def _makes_tensor(node, index) -> bool:
     return False
 
 
+def _layer_of_unmoved_model(obj) -> Origin | None:
+    """A torch layer inside a project model that was built on the cpu and never moved: what it computes is
+    on the cpu because the model was not moved, which is where that is said (and fixed)."""
+    root = getattr(obj, "root_origin", None)
+    if root is None or obj.moved is not None or obj.cls is not None or obj.dev is None or not obj.dev.is_cpu:
+        return None
+    return Origin(root.span, f"computed by a layer of the model created at line {root.span.line} and never moved",
+                  kind="param")
+
+
 def _guards(stack: list) -> list:
     """The `if` statements around the innermost statement, as (if, True when it sits in the body;
     False for an `else` branch: a guard a fix could not copy)."""
@@ -178,7 +188,8 @@ class Modules:
                 v = self.call_module(node, item, [v], {}, frame)
             return v
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
-            return Val("tensor", obj.dev, obj.moved or obj.origin, scalar=obj.role in ("loss", "metric", "criterion"))
+            return Val("tensor", obj.dev, obj.moved or _layer_of_unmoved_model(obj) or obj.origin,
+                       scalar=obj.role in ("loss", "metric", "criterion"))
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
         if tensors and obj is not None and obj.dev is None:
             named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
