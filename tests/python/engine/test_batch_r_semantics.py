@@ -359,3 +359,4 @@ def test_layer_output_of_a_moved_or_unknown_model_stays_silent(tmp_path):
             print(model(torch.randn(2, 64, 5, 6).cuda()).shape)
             """})
         assert _codes(tmp_path / key, "cc.py") == [], key
+
