@@ -43,12 +43,81 @@ def importers_of(path: str, project: Project) -> list[str]:
     if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders
         top_pkg = os.path.join(top, pkg.split(".", 1)[0])
         folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
-    for folder in folders:
-        for cand, words in _scripts_in(folder):
-            if cand != me and stem in words and cand not in out:
-                out.append(cand)
-                if len(out) >= MAX_IMPORTERS:
-                    return out
+    scripts = [(cand, words) for folder in folders for cand, words in _scripts_in(folder)]
+    for cand, words in scripts:
+        if cand != me and stem in words and cand not in out:
+            out.append(cand)
+            if len(out) >= MAX_IMPORTERS:
+                return out
+    for cand, words in scripts:
+        # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: the script runs
+        # the file's code through the project modules it imports
+        if cand != me and cand not in out and _reaches(cand, me, project):
+            out.append(cand)
+            if len(out) >= MAX_IMPORTERS:
+                return out
+    return out
+
+
+MAX_IMPORT_DEPTH = 4  # modules between a script and a file it runs
+MAX_IMPORT_WALK = 200  # project files looked at from one script
+_MODULE_IMPORTS: dict[str, tuple[tuple, list[str]]] = {}  # file -> (its stat key, dotted modules it imports)
+
+
+def _reaches(script: str, target: str, project: Project) -> bool:
+    """Whether `script` imports `target` through the project modules it imports (to MAX_IMPORT_DEPTH)."""
+    seen, frontier = {script}, [script]
+    for _ in range(MAX_IMPORT_DEPTH):
+        nxt = []
+        for f in frontier:
+            for dotted in _imported_modules(f):
+                found = project.find(dotted)
+                if found is None or found in seen or is_installed(found):
+                    continue
+                if os.path.abspath(found) == target:
+                    return True
+                seen.add(found)
+                nxt.append(found)
+                if len(seen) > MAX_IMPORT_WALK:
+                    return False
+        frontier = nxt
+    return False
+
+
+def _imported_modules(path: str) -> list[str]:
+    """The dotted modules a file's import lines may name (`from a.b import c`: a.b and a.b.c), relative
+    ones made absolute from the file's package."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return []
+    key = (st.st_size, st.st_mtime_ns)
+    hit = _MODULE_IMPORTS.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out: list[str] = []
+    if st.st_size <= MAX_IMPORTER_BYTES:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            text = ""
+        pkg = package_of(path)[0]  # the package relative imports start from (an `__init__.py`'s own)
+        for m in _IMPORT_LINE.finditer(text):
+            if m.group(3):
+                out += [n.split()[0] for n in m.group(3).split(",") if n.strip()]
+                continue
+            mod = m.group(1)
+            dots = len(mod) - len(mod.lstrip("."))
+            if dots:
+                base = pkg.split(".") if pkg else []
+                base = base[:len(base) - (dots - 1)] if dots - 1 <= len(base) else []
+                mod = ".".join(base + ([mod.lstrip(".")] if mod.lstrip(".") else []))
+            names = [n.split()[0] for n in m.group(2).replace("(", " ").replace(")", " ").split(",") if n.split()]
+            out += ([mod] if mod else []) + [f"{mod}.{n}" if mod else n for n in names if n != "*"]
+    if len(_MODULE_IMPORTS) > 5000:
+        _MODULE_IMPORTS.clear()
+    _MODULE_IMPORTS[path] = (key, out)
     return out
 
 

@@ -4,6 +4,9 @@ inside a trainer class) and on the neighbours that must stay silent:
 - calling a module runs `type(m).__call__`: a project class that overrides `nn.Module.__call__` (a GAN
   loss called as `criterion(prediction, target_is_real)`) runs its own `__call__`, and a `__call__` that
   delegates with `super().__call__(...)` reaches `forward` as nn.Module does;
+- a file gets the findings of the scripts that run its code through the project modules they import
+  (`train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`), not only of
+  those that name it;
 - `(0.7, 1.1) if smooth else 1.0` is Python numbers on either branch: `torch.tensor()` of it is a cpu
   tensor (that may be 0-dim), and the elements unpacked from it once it is a buffer moved to cuda are
   0-dim cuda tensors, which a 1-element cpu tensor (`torch.rand(1)`) does not mix with."""
@@ -346,6 +349,7 @@ def test_layer_output_of_an_unmoved_model_blames_the_model(tmp_path):
         """})
     assert _codes(tmp_path / "trainer", "train.py") == [(10, "DEV106")]
     assert _codes(tmp_path / "trainer", "net.py") == [(12, "DEV106")]
+    assert _codes(tmp_path / "trainer", "cc.py") == [(20, "DEV106")]  # train.py -> net.py -> cc.py
 
 
 def test_layer_output_of_a_moved_or_unknown_model_stays_silent(tmp_path):
@@ -360,3 +364,61 @@ def test_layer_output_of_a_moved_or_unknown_model_stays_silent(tmp_path):
             """})
         assert _codes(tmp_path / key, "cc.py") == [], key
 
+
+# --- findings from scripts that import a file through other project modules ---------------------------
+
+def test_file_imported_through_packages_gets_the_scripts_findings(tmp_path):
+    files = {
+        "modules/__init__.py": "from . import loss\n",
+        "modules/loss.py": GAN_LOSS.replace("{NAME}", "GANLoss"),
+        "models/__init__.py": "",
+        "models/base_gan.py": """
+            import torch
+            import modules
+
+
+            class BaseGAN:
+                def __init__(self, opt):
+                    self.device = torch.device(f"cuda:{opt.gpu_id}")
+                    self.criterion_GAN = modules.loss.GANLoss(opt.smooth).to(self.device)
+
+                def backward_D(self, pred):
+                    return self.criterion_GAN(pred, False)
+            """,
+        "models/warp_model.py": """
+            from .base_gan import BaseGAN
+
+
+            class WarpModel(BaseGAN):
+                def optimize_parameters(self, pred):
+                    return self.backward_D(pred)
+            """,
+        "scripts/train.py": """
+            import sys
+            import torch
+            sys.path.append(".")
+            from models.warp_model import WarpModel
+
+
+            class Opt:
+                gpu_id = 0
+                smooth = True
+
+
+            if __name__ == "__main__":
+                WarpModel(Opt()).optimize_parameters(torch.randn(4, 1).cuda())
+            """,
+        "tools/unrelated.py": """
+            import torch
+
+            if __name__ == "__main__":
+                print(torch.rand(1) * torch.ones(1).cuda())
+            """,
+    }
+    _project(tmp_path, {**files, "pyproject.toml": ""})
+    assert _codes(tmp_path, "modules/loss.py") == [(13, "DEV201")]
+    assert _codes(tmp_path, "models/base_gan.py") == [(11, "DEV201")]
+    # the file nobody's script reaches stays as it is alone: silent
+    _project(tmp_path / "alone", {"modules/__init__.py": "", "modules/loss.py": GAN_LOSS.replace("{NAME}", "GANLoss"),
+                                  "train.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.ones(2))\n"})
+    assert _codes(tmp_path / "alone", "modules/loss.py") == []
