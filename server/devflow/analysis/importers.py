@@ -43,16 +43,17 @@ def importers_of(path: str, project: Project) -> list[str]:
     if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders
         top_pkg = os.path.join(top, pkg.split(".", 1)[0])
         folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
-    scripts = [(cand, words) for folder in folders for cand, words in _scripts_in(folder)]
-    for cand, words in scripts:
+    scripts = [(cand, words, entry) for folder in folders for cand, words, entry in _scripts_in(folder)]
+    for cand, words, _ in scripts:
         if cand != me and stem in words and cand not in out:
             out.append(cand)
             if len(out) >= MAX_IMPORTERS:
                 return out
-    for cand, words in scripts:
-        # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: the script runs
-        # the file's code through the project modules it imports
-        if cand != me and cand not in out and _reaches(cand, me, project):
+    for cand, _, entry in scripts:
+        # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: an entry script
+        # (outside any package, or with a `__main__` guard) runs the file's code through the project
+        # modules it imports
+        if entry and cand != me and cand not in out and _reaches(cand, me, project):
             out.append(cand)
             if len(out) >= MAX_IMPORTERS:
                 return out
@@ -64,8 +65,15 @@ MAX_IMPORT_WALK = 200  # project files looked at from one script
 _MODULE_IMPORTS: dict[str, tuple[tuple, list[str]]] = {}  # file -> (its stat key, dotted modules it imports)
 
 
+_REACHED: dict[tuple, tuple[tuple, frozenset]] = {}  # (script, roots) -> (stat keys of the files walked, files reached)
+
+
 def _reaches(script: str, target: str, project: Project) -> bool:
     """Whether `script` imports `target` through the project modules it imports (to MAX_IMPORT_DEPTH)."""
+    key = (script, tuple(project.roots))
+    hit = _REACHED.get(key)
+    if hit is not None and hit[0] == _stat_keys(p for p, _ in hit[0]):
+        return target in hit[1]
     seen, frontier = {script}, [script]
     for _ in range(MAX_IMPORT_DEPTH):
         nxt = []
@@ -74,14 +82,26 @@ def _reaches(script: str, target: str, project: Project) -> bool:
                 found = project.find(dotted)
                 if found is None or found in seen or is_installed(found):
                     continue
-                if os.path.abspath(found) == target:
-                    return True
                 seen.add(found)
                 nxt.append(found)
-                if len(seen) > MAX_IMPORT_WALK:
-                    return False
-        frontier = nxt
-    return False
+            if len(seen) > MAX_IMPORT_WALK:
+                break
+        frontier = nxt if len(seen) <= MAX_IMPORT_WALK else []
+    if len(_REACHED) > 2000:
+        _REACHED.clear()
+    _REACHED[key] = (_stat_keys(sorted(seen)), frozenset(os.path.abspath(p) for p in seen if p != script))
+    return target in _REACHED[key][1]
+
+
+def _stat_keys(paths) -> tuple:
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, (st.st_size, st.st_mtime_ns)))
+        except OSError:
+            out.append((p, None))
+    return tuple(out)
 
 
 def _imported_modules(path: str) -> list[str]:
@@ -158,8 +178,9 @@ def _script_folders(root: str, packages: bool = False) -> list[str]:
     return found
 
 
-_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words)])
+_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words, entry)])
 _RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
+_MAIN_GUARD = re.compile(r"^if __name__\s*==", re.M)
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
 
 
@@ -197,7 +218,8 @@ def _scripts_in(root: str) -> list:
         for m in _IMPORT_LINE.finditer(text):
             for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
                 words.update(re.findall(r"\w+", part))
-        found.append((cand, words))
+        entry = not os.path.exists(os.path.join(root, "__init__.py")) or bool(_MAIN_GUARD.search(text))
+        found.append((cand, words, entry))
     if len(_SCRIPTS) > 1000:
         _SCRIPTS.clear()
     _SCRIPTS[root] = (key, found)
