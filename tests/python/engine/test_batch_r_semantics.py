@@ -9,7 +9,11 @@ inside a trainer class) and on the neighbours that must stay silent:
   those that name it;
 - `(0.7, 1.1) if smooth else 1.0` is Python numbers on either branch: `torch.tensor()` of it is a cpu
   tensor (that may be 0-dim), and the elements unpacked from it once it is a buffer moved to cuda are
-  0-dim cuda tensors, which a 1-element cpu tensor (`torch.rand(1)`) does not mix with."""
+  0-dim cuda tensors, which a 1-element cpu tensor (`torch.rand(1)`) does not mix with;
+- `SummaryWriter.add_graph(model, input_to_model)` traces the model, calling it on the example inputs
+  (known from an ast scan of torch's own sources, tools/knowledge/frameworks.py);
+- what a torch layer of a project model built on the cpu and never moved computes is on the cpu because
+  the model was not moved: a cuda tensor meeting it is said where they meet (DEV106), naming the model."""
 
 from __future__ import annotations
 
