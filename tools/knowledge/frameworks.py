@@ -4,7 +4,8 @@
   which methods take a value / a sample shape (read from the installed torch, probed on meta);
 - functions taking `generator=` (torch's stubs) and the device a fresh `torch.Generator()` is on;
 - functions whose `lengths` must be a cpu tensor (probed: meta lengths are refused naming the CPU);
-- torch.jit.trace: whether a device computed at trace time is baked into the graph (probed);
+- torch.jit.trace: whether a device computed at trace time is baked into the graph (probed); torch's
+  functions that trace a module they are given on inputs they are given (SummaryWriter.add_graph);
 - Lightning: LightningModule hooks that see the batch before / after Trainer's transfer to the
   module's device (ast scan of the released `lightning` wheel, never imported);
 - transformers generate(): the callback bases it calls with the input's tensors (`__call__`
@@ -167,13 +168,93 @@ def _trace() -> dict:
             "archive": {"save": "jit.save", "load": "jit.load", "save_method": "save", "keeps_baked_devices": kept}}
 
 
+def _module_runners(sub: str = "utils") -> dict:
+    """torch's own functions and methods that run a module they are given on inputs they are given: they
+    hand both to torch.jit.trace, directly or through a helper of the package (ast scan of the installed
+    torch's `torch/<sub>` sources, never imported: `SummaryWriter.add_graph(model, input_to_model)` traces
+    through `_pytorch_graph.graph`). Positions count the arguments after self."""
+    import torch
+
+    root = Path(torch.__file__).parent
+    files = {}
+    for p in sorted((root / sub).rglob("*.py")):
+        parts = list(p.relative_to(root).with_suffix("").parts)
+        is_pkg = parts[-1] == "__init__"
+        mod = ".".join(["torch"] + (parts[:-1] if is_pkg else parts))
+        try:
+            files[mod] = (ast.parse(p.read_text(encoding="utf-8", errors="replace")), is_pkg)
+        except SyntaxError:
+            continue
+    funcs, imports_of = {}, {}
+    for mod, (tree, is_pkg) in files.items():
+        package, imports = mod if is_pkg else mod.rsplit(".", 1)[0], {}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ImportFrom):
+                src = n.module or ""
+                if n.level:
+                    up = package.split(".")
+                    src = ".".join(up[:len(up) - (n.level - 1)] + ([src] if src else []))
+                for a in n.names:
+                    imports[a.asname or a.name] = f"{src}.{a.name}"
+            elif isinstance(n, ast.Import):
+                for a in n.names:
+                    imports[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+        imports_of[mod] = imports
+        for st in tree.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                funcs[f"{mod}.{st.name}"] = (st, mod, False)
+            elif isinstance(st, ast.ClassDef):
+                for m in st.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        funcs[f"{mod}.{st.name}.{m.name}"] = (m, mod, True)
+
+    def dotted(e):
+        if isinstance(e, ast.Name):
+            return e.id
+        d = dotted(e.value) if isinstance(e, ast.Attribute) else None
+        return f"{d}.{e.attr}" if d else None
+
+    def qualify(d, mod):
+        head, _, rest = d.partition(".")
+        if head in imports_of[mod]:
+            return imports_of[mod][head] + ("." + rest if rest else "")
+        return f"{mod}.{d}" if f"{mod}.{d}" in funcs else d
+
+    runners = {"torch.jit.trace": (0, 1), "torch.jit._trace.trace": (0, 1)}
+    changed = True
+    while changed:  # to a fixpoint: a helper that traces makes its callers runners too
+        changed = False
+        for q, (fn, mod, is_method) in funcs.items():
+            params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1 if is_method else 0:]
+            for c in ast.walk(fn) if q not in runners else ():
+                target = qualify(dotted(c.func) or "", mod) if isinstance(c, ast.Call) else ""
+                if target not in runners:
+                    continue
+                m, i = runners[target]
+                if len(c.args) > max(m, i) and all(isinstance(c.args[k], ast.Name) and c.args[k].id in params for k in (m, i)):
+                    runners[q] = (params.index(c.args[m].id), params.index(c.args[i].id))
+                    changed = True
+                    break
+    classes: dict = {}
+    for q, (m, i) in sorted(runners.items()):
+        if q in funcs and funcs[q][2] and not q.rsplit(".", 1)[1].startswith("_"):
+            cls, meth = q.rsplit(".", 1)
+            fn = funcs[q][0]
+            names = [a.arg for a in fn.args.posonlyargs + fn.args.args][1:]
+            classes.setdefault(cls, {})[meth] = {"module": m, "inputs": i, "module_param": names[m], "inputs_param": names[i]}
+    # the names a package re-exports those classes under (`torch.utils.tensorboard.SummaryWriter`)
+    aliases = {f"{mod}.{name}": target for mod, (_, is_pkg) in files.items() if is_pkg
+               for name, target in imports_of[mod].items() if target in classes}
+    return {"classes": classes, "aliases": aliases}
+
+
 def torch_tables() -> dict:
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {"distributions": _distributions(), "generators": _generators(), "cpu_lengths": _cpu_lengths(),
-                "trace": _trace()}
+                "trace": _trace(), "module_runners": _module_runners()}
 
 
 # ---------------------------------------------------------------- from released wheels

@@ -39,6 +39,13 @@ TRACE_FUNCTIONS = frozenset(_F["trace"]["functions"]) if _F["trace"]["bakes_devi
 TRACE_ARCHIVE = _F["trace"].get("archive", {}) if _F["trace"]["bakes_devices"] and \
     _F["trace"].get("archive", {}).get("keeps_baked_devices") else {}
 
+# torch's classes with methods that run a module they are given on inputs they are given (they trace it:
+# `SummaryWriter.add_graph(model, input_to_model)`): qualified class (re-exported names too) -> method ->
+# {module, inputs: positions after self; module_param, inputs_param: their names}.
+_RUNNERS = _F.get("module_runners", {})
+MODULE_RUNNERS = {**_RUNNERS.get("classes", {}),
+                  **{a: _RUNNERS["classes"][t] for a, t in _RUNNERS.get("aliases", {}).items() if t in _RUNNERS.get("classes", {})}}
+
 # Lightning: the LightningModule classes, and its hooks by when they see the batch relative to the
 # Trainer's transfer to the module's device.
 LIGHTNING_MODULES = frozenset(_F["lightning"]["module_classes"])

@@ -43,83 +43,101 @@ def importers_of(path: str, project: Project) -> list[str]:
     if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders
         top_pkg = os.path.join(top, pkg.split(".", 1)[0])
         folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
-    for folder in folders:
-        for cand, words, modules in _scripts_in(folder):
-            if cand != me and cand not in out and (stem in words or stem in _one_hop_words(cand, modules)):
-                out.append(cand)
-                if len(out) >= MAX_IMPORTERS:
-                    return out
+    scripts = [(cand, words, entry) for folder in folders for cand, words, entry in _scripts_in(folder)]
+    for cand, words, _ in scripts:
+        if cand != me and stem in words and cand not in out:
+            out.append(cand)
+            if len(out) >= MAX_IMPORTERS:
+                return out
+    for cand, _, entry in scripts:
+        # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: an entry script
+        # (outside any package, or with a `__main__` guard) runs the file's code through the project
+        # modules it imports
+        if entry and cand != me and cand not in out and _reaches(cand, me, project):
+            out.append(cand)
+            if len(out) >= MAX_IMPORTERS:
+                return out
     return out
 
 
-MAX_HOP_MODULES = 16
-_HOP: dict[str, tuple] = {}  # script -> (its stat key, the project modules it imports, their mtimes, their import words)
-_WORDS: dict[str, tuple[tuple, frozenset]] = {}  # project module -> (its stat key, the words of its imports)
+MAX_IMPORT_DEPTH = 4  # modules between a script and a file it runs
+MAX_IMPORT_WALK = 200  # project files looked at from one script
+_MODULE_IMPORTS: dict[str, tuple[tuple, list[str]]] = {}  # file -> (its stat key, dotted modules it imports)
 
 
-def _one_hop_words(script: str, modules: tuple) -> frozenset:
-    """The words imported by the packages a script imports: `from condor_pytorch import loss_fn` runs the
-    package's `__init__`, which imports `.losses`, so the script imports `losses.py` too. One hop, over
-    at most MAX_HOP_MODULES of the script's imports; cached on the files' stats. (A module imported by
-    another project module is not followed: its findings are placed there, at the call that leads in.)"""
-    if not modules:
-        return frozenset()
-    try:
-        st = os.stat(script)
-    except OSError:
-        return frozenset()
-    skey = (st.st_size, st.st_mtime_ns)
-    hit = _HOP.get(script)
-    if hit is not None and hit[0] == skey:
-        files, fkey, words = hit[1], hit[2], hit[3]
+_REACHED: dict[tuple, tuple[tuple, frozenset]] = {}  # (script, roots) -> (stat keys of the files walked, files reached)
+
+
+def _reaches(script: str, target: str, project: Project) -> bool:
+    """Whether `script` imports `target` through the project modules it imports (to MAX_IMPORT_DEPTH)."""
+    key = (script, tuple(project.roots))
+    hit = _REACHED.get(key)
+    if hit is not None and hit[0] == _stat_keys(p for p, _ in hit[0]):
+        return target in hit[1]
+    seen, frontier = {script}, [script]
+    for _ in range(MAX_IMPORT_DEPTH):
+        nxt = []
+        for f in frontier:
+            for dotted in _imported_modules(f):
+                found = project.find(dotted)
+                if found is None or found in seen or is_installed(found):
+                    continue
+                seen.add(found)
+                nxt.append(found)
+            if len(seen) > MAX_IMPORT_WALK:
+                break
+        frontier = nxt if len(seen) <= MAX_IMPORT_WALK else []
+    if len(_REACHED) > 2000:
+        _REACHED.clear()
+    _REACHED[key] = (_stat_keys(sorted(seen)), frozenset(os.path.abspath(p) for p in seen if p != script))
+    return target in _REACHED[key][1]
+
+
+def _stat_keys(paths) -> tuple:
+    out = []
+    for p in paths:
         try:
-            if tuple(os.stat(f).st_mtime_ns for f in files) == fkey:
-                return words
+            st = os.stat(p)
+            out.append((p, (st.st_size, st.st_mtime_ns)))
         except OSError:
-            pass
-    project = Project.for_file(script)
-    if project is None:
-        return frozenset()
-    files = []
-    for m in modules[:MAX_HOP_MODULES]:
-        f = project.find(m)
-        if f and os.path.basename(f) == "__init__.py" and not is_installed(f):
-            files.append(os.path.abspath(f))
-    try:
-        fkey = tuple(os.stat(f).st_mtime_ns for f in files)
-    except OSError:
-        return frozenset()
-    acc: set[str] = set()
-    for f in files:
-        acc |= _import_words(f)
-    words = frozenset(acc)
-    if len(_HOP) > 1000:
-        _HOP.clear()
-    _HOP[script] = (skey, tuple(files), fkey, words)
-    return words
+            out.append((p, None))
+    return tuple(out)
 
 
-def _import_words(path: str) -> frozenset:
+def _imported_modules(path: str) -> list[str]:
+    """The dotted modules a file's import lines may name (`from a.b import c`: a.b and a.b.c), relative
+    ones made absolute from the file's package."""
     try:
         st = os.stat(path)
-        key = (st.st_size, st.st_mtime_ns)
-        hit = _WORDS.get(path)
-        if hit is not None and hit[0] == key:
-            return hit[1]
-        if st.st_size > MAX_IMPORTER_BYTES:
-            return frozenset()
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
     except OSError:
-        return frozenset()
-    words: set[str] = set()
-    for m in _IMPORT_LINE.finditer(text):
-        for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
-            words.update(re.findall(r"\w+", part))
-    out = frozenset(words)
-    if len(_WORDS) > 4000:
-        _WORDS.clear()
-    _WORDS[path] = (key, out)
+        return []
+    key = (st.st_size, st.st_mtime_ns)
+    hit = _MODULE_IMPORTS.get(path)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    out: list[str] = []
+    if st.st_size <= MAX_IMPORTER_BYTES:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read()
+        except OSError:
+            text = ""
+        pkg = package_of(path)[0]  # the package relative imports start from (an `__init__.py`'s own)
+        for m in _IMPORT_LINE.finditer(text):
+            if m.group(3):
+                out += [n.split()[0] for n in m.group(3).split(",") if n.strip()]
+                continue
+            mod = m.group(1)
+            dots = len(mod) - len(mod.lstrip("."))
+            if dots:
+                base = pkg.split(".") if pkg else []
+                base = base[:len(base) - (dots - 1)] if dots - 1 <= len(base) else []
+                mod = ".".join(base + ([mod.lstrip(".")] if mod.lstrip(".") else []))
+            names = [n.split()[0] for n in m.group(2).replace("(", " ").replace(")", " ").split(",") if n.split()]
+            out += ([mod] if mod else []) + [f"{mod}.{n}" if mod else n for n in names if n != "*"]
+    if len(_MODULE_IMPORTS) > 5000:
+        _MODULE_IMPORTS.clear()
+    _MODULE_IMPORTS[path] = (key, out)
     return out
 
 
@@ -160,8 +178,9 @@ def _script_folders(root: str, packages: bool = False) -> list[str]:
     return found
 
 
-_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words)])
+_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words, entry)])
 _RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
+_MAIN_GUARD = re.compile(r"^if __name__\s*==", re.M)
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
 
 
@@ -196,15 +215,11 @@ def _scripts_in(root: str) -> list:
         if not _RUNS_CODE.search(text):
             continue
         words: set[str] = set()
-        modules: list[str] = []
         for m in _IMPORT_LINE.finditer(text):
             for part in (m.group(1) or "", m.group(2) or "", m.group(3) or ""):
                 words.update(re.findall(r"\w+", part))
-            if m.group(1) and not m.group(1).startswith("."):
-                modules.append(m.group(1))
-            elif m.group(3):
-                modules.extend(a.split()[0] for a in m.group(3).split(",") if a.strip())
-        found.append((cand, words, tuple(dict.fromkeys(modules))))
+        entry = not os.path.exists(os.path.join(root, "__init__.py")) or bool(_MAIN_GUARD.search(text))
+        found.append((cand, words, entry))
     if len(_SCRIPTS) > 1000:
         _SCRIPTS.clear()
     _SCRIPTS[root] = (key, found)

@@ -55,12 +55,13 @@ def add_identity(feat, ident):
 
 
 def test_a_condition_that_tests_no_tensor_still_moves_to_the_accelerator():
-    assert codes(TRANSFORM.format(test="torch.cuda.is_available()", ret="x + iden", move="")) == [("DEV202", 9)]
+    # `x` is what a layer of `net`, never moved, computes: said where it meets (the model's line named)
+    assert codes(TRANSFORM.format(test="torch.cuda.is_available()", ret="x + iden", move="")) == [("DEV106", 16)]
 
 
 def test_the_guarded_tensor_still_meets_a_cuda_tensor():
     # `iden` is where `x` is (cpu here): adding a cuda tensor to their sum is still a mix
-    assert codes(TRANSFORM.format(test="x.is_cuda", ret="x + iden + torch.ones(9).cuda()", move="")) == [("DEV202", 9)]
+    assert codes(TRANSFORM.format(test="x.is_cuda", ret="x + iden + torch.ones(9).cuda()", move="")) == [("DEV106", 16)]
 
 
 # -- M27: DataParallel / DDP scatter the inputs spread with `**batch` too ----------------------------

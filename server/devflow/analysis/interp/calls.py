@@ -78,7 +78,7 @@ class Calls:
                 out = None
                 for c in choices:
                     r = self.call(node, c, None, list(args), dict(kwargs), frame)
-                    out = r if out is None else self.join(out, r)
+                    out = r if out is None else self.join_paths(out, r)
                 return out
             if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
                 # one of several callables (a criterion picked by an option): each is a path that runs
@@ -136,6 +136,8 @@ class Calls:
                     return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
                 return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
                            bound=sup.bound)
+        if attr == "__call__" and sup.bound is not None and sup.bound.kind == "module":
+            return Val("method", const="forward", bound=sup.bound)  # nn.Module.__call__ runs forward
         if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
             return Val("method", const=attr, bound=sup.bound)  # nn.Module.train: the flag, then the children
         return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows

@@ -452,7 +452,7 @@ class Expressions:
             obj = Obj("dict", keys=keys)
             obj.exact = False  # type: ignore[attr-defined]  # whether a key is there is not known
             return Val("obj", obj=obj, elem=UNKNOWN if keys else None)
-        return one_path if one_path is not None else self.join(a, b)
+        return one_path if one_path is not None else self.join_paths(a, b)
 
     def cpu_on_one_path(self, node: ast.IfExp, a: Val, b: Val, frame) -> Val | None:
         """`fast_dca(msa) if nrow > 1 else torch.zeros(n, n)`: one branch made here on the cpu, the other on a

@@ -107,6 +107,16 @@ def _makes_tensor(node, index) -> bool:
     return False
 
 
+def _layer_of_unmoved_model(obj) -> Origin | None:
+    """A torch layer inside a project model that was built on the cpu and never moved: what it computes is
+    on the cpu because the model was not moved, which is where that is said (and fixed)."""
+    root = getattr(obj, "root_origin", None)
+    if root is None or obj.moved is not None or obj.cls is not None or obj.dev is None or not obj.dev.is_cpu:
+        return None
+    return Origin(root.span, f"computed by a layer of the model created at line {root.span.line} and never moved",
+                  kind="param")
+
+
 def _guards(stack: list) -> list:
     """The `if` statements around the innermost statement, as (if, True when it sits in the body;
     False for an `else` branch: a guard a fix could not copy)."""
@@ -130,6 +140,14 @@ class Modules:
                 # `model(**batch)`: DataParallel / DDP scatter the spread inputs with the others
                 spread = [(UNKNOWN if v.kind == "tensor" else v, t) for v, t in spread]
             obj = mod.obj
+            own_call = obj.cls.method("__call__") if obj is not None and obj.cls is not None else None
+            if own_call is not None:
+                # `type(m).__call__` is what runs: a project class that overrides nn.Module.__call__ (a GAN loss
+                # taking `(prediction, target_is_real)`) runs its own `__call__`, not `forward`
+                if self.standalone:
+                    return UNKNOWN
+                self._interproc.add(id(node))
+                return self.call_function(FuncRef(own_call[0], None, own_call[1], "method"), args, kwargs, mod, node)
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + spread
         if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
@@ -170,7 +188,8 @@ class Modules:
                 v = self.call_module(node, item, [v], {}, frame)
             return v
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
-            return Val("tensor", obj.dev, obj.moved or obj.origin, scalar=obj.role in ("loss", "metric", "criterion"))
+            return Val("tensor", obj.dev, obj.moved or _layer_of_unmoved_model(obj) or obj.origin,
+                       scalar=obj.role in ("loss", "metric", "criterion"))
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
         if tensors and obj is not None and obj.dev is None:
             named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
@@ -517,6 +536,8 @@ class Modules:
             return UNKNOWN
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "runner":
+            return self.run_traced_model(node, obj, name, args, kwargs, frame)
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":

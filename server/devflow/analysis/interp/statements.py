@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -602,19 +602,27 @@ class Statements:
             return a
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
-        alike = _modules_alike(a, b)
-        if alike is not None:
-            return alike
+        if _is_number(a) and _is_number(b):
+            return Val("number")  # `0.9 if smooth else 1.0`: a Python number either way
+        if (_is_numbers(a) or _is_numbers(b)) and all(_is_number(v) or _is_numbers(v) for v in (a, b)):
+            # `(0.7, 1.1) if smooth else 1.0`: Python numbers either way, data torch.tensor() puts on the cpu
+            return host_data()
         choice = _callable_choice(a, b)
         if choice is not None:
             return choice
         return UNKNOWN
 
+    def join_paths(self, a: Val, b: Val) -> Val:
+        """The value of a name after two paths (an `if`'s branches, `x if c else y`, a registry's entries):
+        `join`, and two modules alike stand for each other (`_modules_alike`). Not for a container's
+        elements, where each module may run on its own (`for c in criteria` over unlike losses)."""
+        return _modules_alike(a, b) or self.join(a, b)
+
     def join_env(self, a: dict, b: dict) -> dict:
         out = dict(a)
         for k, v in b.items():
             old = out.get(k)
-            out[k] = v if old is None else self.join(old, v)
+            out[k] = v if old is None else self.join_paths(old, v)
         return out
 
 
@@ -655,6 +663,20 @@ def _callable_choice(a: Val, b: Val) -> Val | None:
     if len(uniq) > MAX_CHOICES or not any(v.kind == "func" for v in uniq):
         return None
     return Val("obj", obj=Obj("choice", items=uniq))
+
+
+def _is_number(v: Val) -> bool:
+    return v.kind == "number" or (v.kind == "const" and type(v.const) in (int, float))
+
+
+def _is_numbers(v: Val) -> bool:
+    """A tuple or list of Python numbers (nested ones too), or host data made of them."""
+    if v.kind != "obj" or v.obj is None:
+        return False
+    if v.obj.kind == "host":
+        return True
+    items = [*v.obj.items, *([v.elem] if v.elem is not None else [])]
+    return v.obj.kind in ("tuple", "list") and bool(items) and all(_is_number(i) or _is_numbers(i) for i in items)
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:

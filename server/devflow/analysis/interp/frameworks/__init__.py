@@ -7,7 +7,8 @@
 - `rng`: a `torch.Generator` is on one device; drawing a tensor on another device with it fails.
 - `rnn`: pack_padded_sequence's lengths must be on the cpu; a module input used only on the cpu
   (or only moved) does not meet the module's device.
-- `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph.
+- `tracing`: torch.jit.trace bakes the devices of tensors built at trace time into the graph; torch's
+  methods that trace a model on example inputs (`SummaryWriter.add_graph`) run it on them.
 - `accelerate`: what accelerate's `Accelerator.prepare()` places (modules, DataLoaders) and what it
   returns as it is.
 - `autograd`: a torch.autograd.Function's backward sees what forward saved and gradients on the
@@ -21,7 +22,7 @@
 from __future__ import annotations
 
 from devflow.analysis import framework_api as F
-from devflow.analysis.values import UNKNOWN, Val
+from devflow.analysis.values import UNKNOWN, Obj, Val
 from devflow.analysis.interp.frameworks.accelerate import Accelerators
 from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
 from devflow.analysis.interp.frameworks.callbacks import LibraryCallbacks
@@ -65,6 +66,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
             return self.pack_call(node, rest, args, kwargs, frame)
         if rest in F.TRACE_FUNCTIONS:
             return self.trace_call(node, args, kwargs)
+        if q in F.MODULE_RUNNERS:
+            return Val("obj", obj=Obj("runner", qual=q))  # `SummaryWriter("runs")`: its add_graph runs a model
         if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["save"] and len(args) >= 2:
             self.trace_saved(args[0], args[1])
             return None

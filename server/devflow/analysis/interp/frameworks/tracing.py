@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from devflow.analysis import framework_api as F
 from devflow.analysis import torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.index import FileIndex
@@ -17,6 +18,38 @@ from devflow.analysis.interp.frames import span_of
 
 
 class Tracing:
+    def run_traced_model(self, node, runner: Obj, name: str, args, kwargs, frame) -> Val:
+        """`writer.add_graph(model, example)`: torch traces the model, calling it on the example inputs
+        (a tuple of them is spread) where they are; a model on another device fails there."""
+        spec = F.MODULE_RUNNERS.get(runner.qual, {}).get(name)
+        if spec is None or self.standalone:
+            return UNKNOWN
+
+        def arg(pos, param):
+            if len(node.args) > pos and not any(isinstance(a, ast.Starred) for a in node.args[:pos + 1]):
+                return args[pos], node.args[pos]
+            kw = next((k for k in node.keywords if k.arg == param), None)
+            return (kwargs.get(param, UNKNOWN), kw.value) if kw is not None else (None, None)
+
+        mod, mod_node = arg(spec["module"], spec["module_param"])
+        example, example_node = arg(spec["inputs"], spec["inputs_param"])
+        if mod is None or example is None or mod.kind != "module":
+            return UNKNOWN
+        if example.kind == "obj" and example.obj is not None and example.obj.kind in ("tuple", "list"):
+            inputs = list(example.obj.items)
+            elts = example_node.elts if isinstance(example_node, (ast.Tuple, ast.List)) and \
+                len(example_node.elts) == len(inputs) else [example_node] * len(inputs)
+        else:
+            inputs, elts = [example], [example_node]
+        # the call the trace makes, `model(*example)`, written where the user asked for it
+        calls = self.__dict__.setdefault("_traced_model_calls", {})
+        call = calls.get(id(node))
+        if call is None:
+            call = calls[id(node)] = ast.copy_location(ast.Call(func=mod_node, args=elts, keywords=[]), node)
+            call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
+        self.call_module(call, mod, inputs, {}, frame)
+        return Val("const", const=None)
+
     def trace_call(self, node, args, kwargs) -> Val:
         mod = args[0] if args else kwargs.get("func", kwargs.get("mod"))
         example = args[1] if len(args) > 1 else kwargs.get("example_inputs")
