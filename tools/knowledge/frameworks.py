@@ -420,6 +420,56 @@ def stateful_modules(wheel: Path, package: str, torch_stateful: set[str]) -> lis
     return sorted(found)
 
 
+def module_input_methods(wheel: Path, package: str, module_methods: set[str]) -> list[str]:
+    """Public methods of a library's torch.nn.Module classes that run the module's own submodules on their
+    arguments (`CLIPModel.get_text_features(input_ids)` calls `self.text_model(input_ids=input_ids)`,
+    `AutoencoderKL.encode(x)` calls `self._encode(x)` which calls `self.encoder(x)`): called with a tensor on
+    another device than the module, they fail like `model(x)`. A method qualifies when its body calls
+    `self.<attr>(...)` (an attribute its class's `__init__` builds, or `self(...)`) with an argument that
+    mentions one of its parameters, or calls such a method of self with one. torch.nn.Module's own
+    methods (`to`, `apply`, `load_state_dict` ...) are left out. By method name over the package."""
+    trees = _modules(wheel, f"{package}/")
+    modules = set(module_classes(wheel, package))
+    found: set[str] = set()
+    for mod, tree in trees.items():
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            if f"{mod_name}.{cls.name}" not in modules:
+                continue
+            methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            init = methods.get("__init__")
+            built = {t.attr for st in ast.walk(init) if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                     for t in st.targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"} \
+                if init is not None else set()
+
+            def runs(f, callee_ok) -> bool:
+                params = {a.arg for a in f.args.args[1:] + f.args.kwonlyargs} | \
+                         ({f.args.vararg.arg} if f.args.vararg else set()) | ({f.args.kwarg.arg} if f.args.kwarg else set())
+                for c in (n for n in ast.walk(f) if isinstance(n, ast.Call)):
+                    target = None
+                    if isinstance(c.func, ast.Name) and c.func.id == "self":
+                        target = "self"
+                    elif isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "self":
+                        target = c.func.attr
+                    if target is None or not (target == "self" or target in built or callee_ok(target)):
+                        continue
+                    if any(isinstance(n, ast.Name) and n.id in params for a in [*c.args, *(k.value for k in c.keywords)]
+                           for n in ast.walk(a)):
+                        return True
+                return False
+
+            own: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for name, f in methods.items():
+                    if name not in own and name != "__init__" and runs(f, lambda t: t in own):
+                        own.add(name)
+                        changed = True
+            found |= {m for m in own if not m.startswith("_") and m != "forward" and m not in module_methods}
+    return sorted(found)
+
+
 def trainer_hooks(wheel: Path) -> dict:
     """transformers' Trainer: the methods it calls with the model and a batch already on the training device.
 

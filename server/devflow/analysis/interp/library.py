@@ -470,8 +470,10 @@ class Library:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
         if last in ("Sequential", "ModuleList", "ModuleDict"):
             items = []
-            # `nn.Sequential(*list(backbone.children())[:-1])`: modules of a container of unknown length
-            for a in list(args) + self._starred.get(id(node), []):
+            # `nn.Sequential(*list(backbone.children())[:-1])`: submodules of a model, as many as it has
+            cut = [v for v in self._starred.get(id(node), []) if v.kind == "obj" and v.elem is not None
+                   and v.elem.kind == "module" and getattr(v.elem.obj, "part_of", None) is not None]
+            for a in list(args) + cut:
                 if a.kind == "module":
                     items.append(a)
                 elif a.kind == "obj" and a.obj is not None:
