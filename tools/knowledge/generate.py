@@ -115,6 +115,9 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                                 for lib in pins.MODEL_LIBRARIES},
             "stateful_library_modules": {lib: frameworks.stateful_modules(_wheel(lib, v), lib, torch_stateful)
                                          for lib, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
+            "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
+                                                                          {n for n in dir(torch.nn.Module) if not n.startswith("_")})
+                                     for lib in pins.INPUT_METHOD_LIBRARIES},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},

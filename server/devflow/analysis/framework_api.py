@@ -55,6 +55,9 @@ LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() f
 # Library module classes holding buffers / parameters from construction (torchaudio's transforms): built on
 # the cpu (or the default device), placed only by `.to()`.
 STATEFUL_LIBRARY_MODULES = frozenset(q for qs in _F.get("stateful_library_modules", {}).values() for q in qs)
+# Public methods of a library's models that run the model's submodules on their arguments, by library
+# (`CLIPModel.get_text_features`, `AutoencoderKL.encode`): a tensor on another device fails as in `model(x)`.
+MODULE_INPUT_METHODS = {lib: frozenset(ms) for lib, ms in _F.get("module_input_methods", {}).items()}
 
 # transformers' Trainer: its classes, and the hooks it calls with the model and the batch already on
 # `args.device` (hook -> positions of its `model` / `inputs` parameters after self): `compute_loss`.

@@ -254,3 +254,59 @@ def test_torchaudio_transform_silent_when_moved_registered_or_on_cpu(tmp_path):
             return torchaudio.transforms.Resample(sr, 16000)(wav)
     """})
     assert _codes(tmp_path, "ok.py") == []
+
+
+# ---- library models' methods that run the model (knowledge: module_input_methods)
+def test_clip_features_and_vae_encode_with_cpu_inputs(tmp_path):
+    _project(tmp_path, {"embed.py": """
+        import numpy as np
+        import torch
+        from diffusers import AutoencoderKL
+        from transformers import CLIPModel, CLIPProcessor
+
+        device = "cuda"
+        clip = CLIPModel.from_pretrained("openai/clip-vit-base-patch32").to(device)
+        processor = CLIPProcessor.from_pretrained("openai/clip-vit-base-patch32")
+        vae = AutoencoderKL.from_pretrained("stabilityai/sd-vae-ft-mse").to(device)
+
+
+        def embed_text(texts):
+            inputs = processor(text=texts, return_tensors="pt", padding=True)
+            return clip.get_text_features(**inputs)
+
+
+        def latents_of(images):
+            x = torch.from_numpy(np.stack(images)).permute(0, 3, 1, 2).float() / 127.5 - 1
+            return vae.encode(x).latent_dist.sample() * 0.18215
+    """})
+    assert _codes(tmp_path, "embed.py") == [(13, "DEV202"), (18, "DEV202")]
+
+
+def test_library_model_methods_silent_when_inputs_follow_the_model(tmp_path):
+    _project(tmp_path, {"ok.py": """
+        import torch
+        from diffusers import AutoencoderKL
+        from transformers import CLIPModel, CLIPProcessor
+
+
+        class Embedder:
+            def __init__(self, device):
+                self.device = device
+                self.clip = CLIPModel.from_pretrained("openai/clip-vit-base-patch32").to(device)
+                self.processor = CLIPProcessor.from_pretrained("openai/clip-vit-base-patch32")
+
+            def text(self, texts):
+                inputs = self.processor(text=texts, return_tensors="pt", padding=True).to(self.device)
+                return self.clip.get_text_features(**inputs)
+
+
+        def decode_on_cpu(latents):
+            vae = AutoencoderKL.from_pretrained("stabilityai/sd-vae-ft-mse")
+            return vae.decode(latents / 0.18215).sample
+
+
+        def decode_moved(latents, device):
+            vae = AutoencoderKL.from_pretrained("stabilityai/sd-vae-ft-mse").to(device)
+            return vae.decode(latents.to(device)).sample
+    """})
+    assert _codes(tmp_path, "ok.py") == []
