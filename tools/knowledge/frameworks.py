@@ -431,6 +431,126 @@ def module_classes(wheel: Path, package: str) -> list[str]:
     return sorted(found)
 
 
+def _imports(mod: str, tree: ast.Module) -> dict[str, str]:
+    """A module's imported names -> their qualified names (`from .functional import f`, `import torch.nn as nn`)."""
+    imported = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+            for a in n.names:
+                imported[a.asname or a.name] = f"{n.module}.{a.name}"
+        elif isinstance(n, ast.ImportFrom) and n.level:
+            pkg = mod.rsplit(".", n.level)[0] if not mod.endswith(".__init__") else mod[: -len(".__init__")].rsplit(".", n.level - 1)[0]
+            for a in n.names:
+                imported[a.asname or a.name] = f"{pkg}.{n.module}.{a.name}" if n.module else f"{pkg}.{a.name}"
+        elif isinstance(n, ast.Import):
+            for a in n.names:
+                imported[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+    return imported
+
+
+def stateful_modules(wheel: Path, package: str, torch_stateful: set[str]) -> list[str]:
+    """A library's torch.nn.Module classes that hold tensors from construction: their `__init__` registers a
+    buffer or a parameter, or sets on self an instance of such a class (the library's own, or a torch.nn
+    module with parameters or buffers), or a base class does. Built on the cpu and moved only by `.to()`,
+    they meet their inputs' device (`torchaudio.transforms.MelSpectrogram`: its STFT window and mel
+    filterbank are buffers of its children). By defining module and by package re-export."""
+    trees = _modules(wheel, f"{package}/")
+    modules = set(module_classes(wheel, package))
+    base_of = _class_bases(trees)
+    alias = _reexports(trees)
+    made: dict[str, set[str]] = {}  # class -> qualified names it calls in __init__ and assigns onto self
+    found: set[str] = set()
+    for mod, tree in trees.items():
+        imported = _imports(mod, tree)
+        mod_name = mod.removesuffix(".__init__")
+        local = {c.name for c in tree.body if isinstance(c, ast.ClassDef)}
+
+        def qual(e: ast.expr) -> str:
+            text = ast.unparse(e)
+            head, _, rest = text.partition(".")
+            if head in local and not rest:
+                return f"{mod_name}.{head}"
+            return f"{imported[head]}.{rest}".rstrip(".") if head in imported else text
+
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            q = f"{mod_name}.{cls.name}"
+            init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            if init is None:
+                continue
+            calls = [n for n in ast.walk(init) if isinstance(n, ast.Call)]
+            if any(isinstance(c.func, ast.Attribute) and c.func.attr in ("register_buffer", "register_parameter")
+                   and ast.unparse(c.func.value) == "self" for c in calls) or \
+                    any(qual(c.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") for c in calls):
+                found.add(q)
+            made[q] = {qual(st.value.func) for st in ast.walk(init) if isinstance(st, ast.Assign)
+                       and isinstance(st.value, ast.Call)
+                       and any(isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self" for t in st.targets)}
+    found &= modules
+    changed = True
+    while changed:
+        changed = False
+        for q in modules - found:
+            if q not in base_of:
+                continue
+            if any(alias.get(b, b) in found for b in base_of[q]) or any(
+                    alias.get(m, m) in found or (m.startswith("torch.nn.") and m.rsplit(".", 1)[-1] in torch_stateful)
+                    for m in made.get(q, ())):
+                found.add(q)
+                changed = True
+    found |= {a for a, q in alias.items() if q in found}
+    return sorted(found)
+
+
+def module_input_methods(wheel: Path, package: str, module_methods: set[str]) -> list[str]:
+    """Public methods of a library's torch.nn.Module classes that run the module's own submodules on their
+    arguments (`CLIPModel.get_text_features(input_ids)` calls `self.text_model(input_ids=input_ids)`,
+    `AutoencoderKL.encode(x)` calls `self._encode(x)` which calls `self.encoder(x)`): called with a tensor on
+    another device than the module, they fail like `model(x)`. A method qualifies when its body calls
+    `self.<attr>(...)` (an attribute its class's `__init__` builds, or `self(...)`) with an argument that
+    mentions one of its parameters, or calls such a method of self with one. torch.nn.Module's own
+    methods (`to`, `apply`, `load_state_dict` ...) are left out. By method name over the package."""
+    trees = _modules(wheel, f"{package}/")
+    modules = set(module_classes(wheel, package))
+    found: set[str] = set()
+    for mod, tree in trees.items():
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            if f"{mod_name}.{cls.name}" not in modules:
+                continue
+            methods = {f.name: f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            init = methods.get("__init__")
+            built = {t.attr for st in ast.walk(init) if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
+                     for t in st.targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"} \
+                if init is not None else set()
+
+            def runs(f, callee_ok) -> bool:
+                params = {a.arg for a in f.args.args[1:] + f.args.kwonlyargs} | \
+                         ({f.args.vararg.arg} if f.args.vararg else set()) | ({f.args.kwarg.arg} if f.args.kwarg else set())
+                for c in (n for n in ast.walk(f) if isinstance(n, ast.Call)):
+                    target = None
+                    if isinstance(c.func, ast.Name) and c.func.id == "self":
+                        target = "self"
+                    elif isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and c.func.value.id == "self":
+                        target = c.func.attr
+                    if target is None or not (target == "self" or target in built or callee_ok(target)):
+                        continue
+                    if any(isinstance(n, ast.Name) and n.id in params for a in [*c.args, *(k.value for k in c.keywords)]
+                           for n in ast.walk(a)):
+                        return True
+                return False
+
+            own: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for name, f in methods.items():
+                    if name not in own and name != "__init__" and runs(f, lambda t: t in own):
+                        own.add(name)
+                        changed = True
+            found |= {m for m in own if not m.startswith("_") and m != "forward" and m not in module_methods}
+    return sorted(found)
+
+
 def trainer_hooks(wheel: Path) -> dict:
     """transformers' Trainer: the methods it calls with the model and a batch already on the training device.
 
@@ -474,7 +594,33 @@ def trainer_hooks(wheel: Path) -> dict:
     found |= {a for a, q in alias.items() if q in found}
     # the top-level package's lazy exports (`transformers.Trainer`): the name each defining module gives
     found |= {f"transformers.{q.rsplit('.', 1)[-1]}" for q in found}
-    return {"classes": sorted(found), "after_transfer": dict(sorted(hooks.items())), "device": "args.device"}
+    return {"classes": sorted(found), "after_transfer": dict(sorted(hooks.items())), "device": "args.device",
+            "places_in_init": _trainer_places(trees)}
+
+
+def _trainer_places(trees: dict) -> dict:
+    """The `Trainer.__init__` parameter it moves onto `args.device` as it is built: `__init__` calls
+    `self.<helper>(<param>, args.device)` and the helper's body calls `.to()` on its first parameter
+    (`_move_model_to_device(model, args.device)`). {} when the wheel does not do that."""
+    for tree in trees.values():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            init = methods.get("__init__")
+            if init is None:
+                continue
+            params = [a.arg for a in init.args.args][1:]
+            for c in ast.walk(init):
+                if not (isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) == "self"
+                        and c.func.attr in methods and len(c.args) == 2 and isinstance(c.args[0], ast.Name)
+                        and c.args[0].id in params and ast.unparse(c.args[1]).endswith("args.device")):
+                    continue
+                helper = methods[c.func.attr]
+                first = [a.arg for a in helper.args.args][1:2]
+                if first and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to"
+                                 and isinstance(n.func.value, ast.Name) and n.func.value.id == first[0]
+                                 for n in ast.walk(helper)):
+                    return {"param": c.args[0].id, "position": params.index(c.args[0].id)}
+    return {}
 
 
 def generation_callbacks(wheel: Path) -> dict:

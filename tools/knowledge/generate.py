@@ -86,7 +86,7 @@ def library_knowledge(stateful: set[str], schedulers: set[str] = frozenset()) ->
     return {"_header": _header("third-party library facts (ast scan of released wheels)", versions), **libs}
 
 
-def framework_knowledge() -> dict:
+def framework_knowledge(torch_stateful: set[str]) -> dict:
     """frameworks.json: torch.distributions / generators / rnn lengths / jit.trace from the installed
     torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
     import torch
@@ -100,10 +100,11 @@ def framework_knowledge() -> dict:
                 **{k: [v] for k, v in pins.TENSOR_LIBRARIES.items()}, **pins.BATCH_ITERATORS,
                 **{k: [v] for k, v in pins.DATASET_LOADERS.items()},
                 **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()},
-                **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()}}
+                **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
+                **{k: [v] for k, v in pins.STATEFUL_MODULE_LIBRARIES.items()}}
     tl = pins.TENSOR_LIBRARIES
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, pillow, yacs, easydict, addict ast scan; "
+                               "torchvision, torchaudio, pillow, yacs, easydict, addict ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -112,6 +113,11 @@ def framework_knowledge() -> dict:
             "hf_trainer": frameworks.trainer_hooks(_wheel("transformers", hf)),
             "library_modules": {lib: frameworks.module_classes(_wheel(lib, pins.LIBRARIES[lib][0]), lib)
                                 for lib in pins.MODEL_LIBRARIES},
+            "stateful_library_modules": {lib: frameworks.stateful_modules(_wheel(lib, v), lib, torch_stateful)
+                                         for lib, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
+            "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
+                                                                          {n for n in dir(torch.nn.Module) if not n.startswith("_")})
+                                     for lib in pins.INPUT_METHOD_LIBRARIES},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
@@ -134,7 +140,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     t = torch_knowledge()
     lib = library_knowledge(set(t["modules_with_state"]), set(t["lr_schedulers"]))
-    outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib), OUT / "frameworks.json": _dump(framework_knowledge())}
+    outputs = {OUT / "torch.json": _dump(t), OUT / "libraries.json": _dump(lib), OUT / "frameworks.json": _dump(framework_knowledge(set(t["modules_with_state"])))}
     stale = []
     for path, text in outputs.items():
         if args.check:

@@ -59,11 +59,19 @@ LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of
 # Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class
 # deriving from one is a module.
 LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() for q in qs)
+# Library module classes holding buffers / parameters from construction (torchaudio's transforms): built on
+# the cpu (or the default device), placed only by `.to()`.
+STATEFUL_LIBRARY_MODULES = frozenset(q for qs in _F.get("stateful_library_modules", {}).values() for q in qs)
+# Public methods of a library's models that run the model's submodules on their arguments, by library
+# (`CLIPModel.get_text_features`, `AutoencoderKL.encode`): a tensor on another device fails as in `model(x)`.
+MODULE_INPUT_METHODS = {lib: frozenset(ms) for lib, ms in _F.get("module_input_methods", {}).items()}
 
 # transformers' Trainer: its classes, and the hooks it calls with the model and the batch already on
 # `args.device` (hook -> positions of its `model` / `inputs` parameters after self): `compute_loss`.
 HF_TRAINERS = frozenset(_F.get("hf_trainer", {}).get("classes", []))
 HF_TRAINER_HOOKS = _F.get("hf_trainer", {}).get("after_transfer", {})
+# The Trainer's constructor parameter it moves onto `args.device` as it is built ({param, position}).
+HF_TRAINER_PLACES = _F.get("hf_trainer", {}).get("places_in_init", {})
 
 # transformers generate(): callback base class -> the parameters generate() calls `__call__` with
 # (the running input_ids and scores, on the model's device).

@@ -42,6 +42,7 @@ class Calls:
                     args.extend(v.obj.items)
                 else:
                     spread = True
+                    self._starred.setdefault(id(node), []).append(v)
                 continue
             v = self.eval(a, frame)
             if not spread:
@@ -54,6 +55,9 @@ class Calls:
             if kw.arg is None:
                 if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and not getattr(v.obj, "opaque", False):
                     kwargs.update({k: x for k, x in v.obj.keys.items() if isinstance(k, str)})
+                    if not v.obj.keys and v.elem is not None and v.elem.kind == "tensor":
+                        # `model(**{k: t.to(d) for k, t in enc.items()})`: every value is such a tensor
+                        self._spread.setdefault(id(node), []).append((v.elem, self.text(kw.value)))
                 else:
                     if v.kind == "tensor" and v.batch:  # `model(**inputs)`: a dict of tensors on one device
                         self._spread.setdefault(id(node), []).append((v, self.text(kw.value)))

@@ -67,6 +67,7 @@ class Driver:
         # whether the call went into a same-file function.
         self._recv: dict[int, Val] = {}
         self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
+        self._starred: dict[int, list[Val]] = {}  # call -> containers of unknown length spread as *xs
         self._interproc: set[int] = set()
         self._optimizers: list[Obj] = []
         self.init_units(project)  # `project`: where imports of project files resolve (None: nowhere)
@@ -201,6 +202,7 @@ class Driver:
         self._qual_vals = {}
         self._recv = {}
         self._spread = {}
+        self._starred = {}
 
     def scope_of(self, line: int):
         """The innermost function whose body holds `line` (None at module level)."""

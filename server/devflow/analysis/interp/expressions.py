@@ -251,6 +251,9 @@ class Expressions:
             return Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
+        if base.kind == "qual" and base.const.endswith(".__dict__") and idx.kind == "const" and isinstance(idx.const, str):
+            # `models.__dict__["resnet18"]`: a module's namespace entry is the attribute of that name
+            return self.qual_attr(base.const[:-len(".__dict__")], idx.const)
         entry = self.checkpoint_entry(base)
         if entry is not None:
             return entry

@@ -11,6 +11,7 @@ from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind
+from devflow.analysis.interp.modules import tree_device
 
 
 class Library:
@@ -38,6 +39,8 @@ class Library:
             return _same_device_result(q, args, kwargs)
         if q in FW.LIGHTNING_TRAINERS:
             return Val("obj", obj=Obj("lightning_trainer", qual=q))
+        if q in FW.HF_TRAINERS:
+            return self.new_hf_trainer(node, q, args, kwargs, frame)
         if q in FW.TOKENIZER_CONSTRUCTORS:
             return Val("obj", obj=Obj("tokenizer", qual=q))
         if q in FW.ACCELERATOR_CLASSES:
@@ -65,6 +68,11 @@ class Library:
         if q.startswith(("torchmetrics.",)) and last[:1].isupper():
             return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
                                          role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q in FW.STATEFUL_LIBRARY_MODULES:
+            # its buffers are made where the default device is (the cpu): it must be moved like a model
+            dev = self.default_dev if self.default_dev.known else TOP
+            return Val("module", obj=Obj("module", qual=q, dev=dev, origin=Origin(span_of(node), f"created at line {node.lineno}"),
+                                         created_line=node.lineno))
         if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
             return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
         if q == "argparse.ArgumentParser":
@@ -269,7 +277,7 @@ class Library:
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
         if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest) and \
-                not _legacy_sizes_spread(node, rest):
+                not _legacy_sizes_spread(node, rest) and not _modules_spread(node, rest):
             return UNKNOWN
         if rest in T.FACTORIES or (rest.startswith("fft.") and rest in T.FACTORIES):
             d = _device_kwarg(kwargs)
@@ -484,7 +492,10 @@ class Library:
             return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
         if last in ("Sequential", "ModuleList", "ModuleDict"):
             items = []
-            for a in args:
+            # `nn.Sequential(*list(backbone.children())[:-1])`: submodules of a model, as many as it has
+            cut = [v for v in self._starred.get(id(node), []) if v.kind == "obj" and v.elem is not None
+                   and v.elem.kind == "module" and getattr(v.elem.obj, "part_of", None) is not None]
+            for a in list(args) + cut:
                 if a.kind == "module":
                     items.append(a)
                 elif a.kind == "obj" and a.obj is not None:
@@ -494,8 +505,10 @@ class Library:
             obj.items = items
             dev = None
             for it in items:
-                if it.obj is not None and it.obj.dev is not None:
-                    dev = join(dev, it.obj.dev) if dev is not None else it.obj.dev
+                d = None if it.obj is None else it.obj.dev if it.obj.dev is not None else \
+                    tree_device(it.obj.part_of) if getattr(it.obj, "part_of", None) is not None else None
+                if d is not None:  # a submodule met through `model.children()`: where the whole model sits
+                    dev = join(dev, d) if dev is not None else d
             obj.dev = dev
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno}")
@@ -787,3 +800,8 @@ def dict_of_pairs(args, kwargs) -> Val | None:
     d.keys = entries
     d.exact = True  # type: ignore[attr-defined]
     return Val("obj", obj=d)
+
+
+def _modules_spread(node: ast.Call, rest: str) -> bool:
+    """`nn.Sequential(*layers)` / `nn.ModuleList(*...)`: only modules are spread (these take no keywords)."""
+    return rest in ("nn.Sequential", "nn.modules.container.Sequential") and not node.keywords

@@ -528,6 +528,11 @@ class Modules:
             return Val("const", const=None)
         if name == "get_input_embeddings":
             return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
+        if obj.cls is None and name in FW.MODULE_INPUT_METHODS.get(obj.qual.split(".", 1)[0], ()):
+            # a library model's method that runs its submodules on the arguments (`get_text_features`): its
+            # inputs meet the model's parameters; what it returns (an output object, a tuple) is not modelled
+            self.call_module(node, mod, args, kwargs, frame, method=name)
+            return UNKNOWN
         return UNKNOWN
 
     def obj_method(self, node, r: Val, name: str, args, kwargs, frame) -> Val:
@@ -684,3 +689,17 @@ def _torch_nn_forward(cls) -> bool:
     quals = [index.qualify(b) if index is not None else b for b in cls.bases]
     return all(q.startswith("torch.nn.") and q.rsplit(".", 1)[-1] in T.NN_MODULES and q.rsplit(".", 1)[-1] != "Module"
                for q in quals)
+
+
+def tree_device(obj) -> Dev | None:
+    """The device every submodule of `obj` sits on, when one is known: a module on one known device whose
+    children this analysis tracks all sit there too (a library model moved whole: each of its children was
+    moved with it). A dispatched model, a child placed elsewhere or unknown: None (no claim)."""
+    dev = obj.dev
+    if dev is None or not dev.known or obj.dispatched or getattr(obj, "part_of", None) is not None:
+        return None
+    for name in obj.children:
+        c = obj.attrs.get(name)
+        if c is None or c.kind != "module" or c.obj is None or c.obj.dev != dev:
+            return None
+    return dev

@@ -17,7 +17,7 @@ import ast
 from devflow.analysis import framework_api as F
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import FileIndex
-from devflow.analysis.lattice import CPU, TOP, Dev
+from devflow.analysis.lattice import CPU, CUDA, TOP, Dev
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import FuncRef, span_of
 
@@ -56,6 +56,25 @@ def _is_hf_trainer(info) -> bool:
 
 
 class Entries:
+    def new_hf_trainer(self, node, q: str, args, kwargs, frame) -> Val:
+        """`Trainer(model=model, args=args, ...)`: the Trainer moves the model it is given onto `args.device`
+        as it is built (the world here has CUDA: the current GPU), unless accelerate dispatched it. The
+        trainer keeps it as `trainer.model`."""
+        trainer = Obj("hf_trainer", qual=q)
+        places = F.HF_TRAINER_PLACES
+        model = kwargs.get(places.get("param", "")) if places else None
+        if model is None and places and len(args) > places.get("position", len(args)):
+            model = args[places["position"]]
+        if model is None or model.kind != "module" or model.obj is None:
+            return Val("obj", obj=trainer)
+        trainer.attrs["model"] = model
+        obj = model.obj
+        if not obj.dispatched and not getattr(obj, "standalone", False):
+            origin = Origin(span_of(node), f"moved to `args.device` by `{self.text(node.func)}(...)` at line {node.lineno}",
+                            kind="placed")
+            self._move_rec(obj, CUDA, origin, frame, set())
+        return Val("obj", obj=trainer)
+
     def framework_entry(self, fn, owner, self_val) -> list | None:
         """The arguments a framework passes to this method (None: not a framework entry point)."""
         if owner is None or self_val is None:
