@@ -49,11 +49,16 @@ def importers_of(path: str, project: Project) -> list[str]:
             out.append(cand)
             if len(out) >= MAX_IMPORTERS:
                 return out
-    for cand, _, entry in scripts:
+    stats: dict = {}  # one stat per file for this question, however many scripts' walks name it
+    # the first MAX_ENTRY_SCRIPTS entry scripts (roots first, then script folders, then the package's
+    # own): a library whose every model folder holds a `convert_*.py` with a `__main__` guard (thousands
+    # in transformers) would otherwise walk each one's imports for every file checked
+    entries = [s for s in scripts if s[2]][:MAX_ENTRY_SCRIPTS]
+    for cand, _, entry in entries:
         # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: an entry script
         # (outside any package, or with a `__main__` guard) runs the file's code through the project
         # modules it imports
-        if entry and cand != me and cand not in out and _reaches(cand, me, project):
+        if entry and cand != me and cand not in out and _reaches(cand, me, project, stats):
             out.append(cand)
             if len(out) >= MAX_IMPORTERS:
                 return out
@@ -61,52 +66,79 @@ def importers_of(path: str, project: Project) -> list[str]:
 
 
 MAX_IMPORT_DEPTH = 4  # modules between a script and a file it runs
+MAX_ENTRY_SCRIPTS = 32  # entry scripts whose imports are walked for one file
 MAX_IMPORT_WALK = 200  # project files looked at from one script
-_MODULE_IMPORTS: dict[str, tuple[tuple, list[str]]] = {}  # file -> (its stat key, dotted modules it imports)
+_MODULE_IMPORTS: dict[str, tuple[tuple, list]] = {}  # file -> (its stat key, modules it imports with their names)
 
 
 _REACHED: dict[tuple, tuple[tuple, frozenset]] = {}  # (script, roots) -> (stat keys of the files walked, files reached)
 
 
-def _reaches(script: str, target: str, project: Project) -> bool:
-    """Whether `script` imports `target` through the project modules it imports (to MAX_IMPORT_DEPTH)."""
+def _reaches(script: str, target: str, project: Project, stats: dict | None = None) -> bool:
+    """Whether `script` imports `target` through the project modules it imports (to MAX_IMPORT_DEPTH).
+    `stats`: stat keys already taken for this question (shared by the scripts asked about)."""
+    # the script's imports resolve as when it runs: from its own folder and project (not the checked
+    # file's folder), which also keeps one walk per script whichever file asks
+    project = _script_project(script) or project
     key = (script, tuple(project.roots))
     hit = _REACHED.get(key)
-    if hit is not None and hit[0] == _stat_keys(p for p, _ in hit[0]):
+    if hit is not None and hit[0] == _stat_keys((p for p, _ in hit[0]), stats):
         return target in hit[1]
     seen, frontier = {script}, [script]
     for _ in range(MAX_IMPORT_DEPTH):
         nxt = []
         for f in frontier:
-            for dotted in _imported_modules(f):
-                found = project.find(dotted)
-                if found is None or found in seen or is_installed(found):
-                    continue
-                seen.add(found)
-                nxt.append(found)
+            for mod, names in _imported_modules(f):
+                found = project.find(mod) if mod else None
+                files = [found] if found is not None else []
+                if names and (not mod or (found is not None and os.path.basename(found) == "__init__.py")):
+                    # `from pkg import a, b`: a and b may be its submodules (a module's names are not)
+                    files += [project.find(f"{mod}.{n}" if mod else n) for n in names]
+                for file in files:
+                    if file is None or file in seen or is_installed(file):
+                        continue
+                    seen.add(file)
+                    nxt.append(file)
             if len(seen) > MAX_IMPORT_WALK:
                 break
         frontier = nxt if len(seen) <= MAX_IMPORT_WALK else []
     if len(_REACHED) > 2000:
         _REACHED.clear()
-    _REACHED[key] = (_stat_keys(sorted(seen)), frozenset(os.path.abspath(p) for p in seen if p != script))
+    _REACHED[key] = (_stat_keys(sorted(seen), stats), frozenset(os.path.abspath(p) for p in seen if p != script))
     return target in _REACHED[key][1]
 
 
-def _stat_keys(paths) -> tuple:
+_SCRIPT_PROJECTS: dict[str, Project | None] = {}
+
+
+def _script_project(script: str) -> Project | None:
+    """The project `script` runs in (Project.for_file), one per script so its lookups stay cached."""
+    if script not in _SCRIPT_PROJECTS:
+        if len(_SCRIPT_PROJECTS) > 2000:
+            _SCRIPT_PROJECTS.clear()
+        _SCRIPT_PROJECTS[script] = Project.for_file(script)
+    return _SCRIPT_PROJECTS[script]
+
+
+def _stat_keys(paths, memo: dict | None = None) -> tuple:
     out = []
     for p in paths:
-        try:
-            st = os.stat(p)
-            out.append((p, (st.st_size, st.st_mtime_ns)))
-        except OSError:
-            out.append((p, None))
+        k = memo.get(p, False) if memo is not None else False
+        if k is False:
+            try:
+                st = os.stat(p)
+                k = (st.st_size, st.st_mtime_ns)
+            except OSError:
+                k = None
+            if memo is not None:
+                memo[p] = k
+        out.append((p, k))
     return tuple(out)
 
 
-def _imported_modules(path: str) -> list[str]:
-    """The dotted modules a file's import lines may name (`from a.b import c`: a.b and a.b.c), relative
-    ones made absolute from the file's package."""
+def _imported_modules(path: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The dotted modules a file's import lines name with the names imported from each (`from a.b import
+    c`: ("a.b", ("c",)), which may be a submodule a.b.c), relative ones made absolute from the file's package."""
     try:
         st = os.stat(path)
     except OSError:
@@ -115,7 +147,7 @@ def _imported_modules(path: str) -> list[str]:
     hit = _MODULE_IMPORTS.get(path)
     if hit is not None and hit[0] == key:
         return hit[1]
-    out: list[str] = []
+    out: list[tuple[str, tuple[str, ...]]] = []
     if st.st_size <= MAX_IMPORTER_BYTES:
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
@@ -125,7 +157,7 @@ def _imported_modules(path: str) -> list[str]:
         pkg = package_of(path)[0]  # the package relative imports start from (an `__init__.py`'s own)
         for m in _IMPORT_LINE.finditer(text):
             if m.group(3):
-                out += [n.split()[0] for n in m.group(3).split(",") if n.strip()]
+                out += [(n.split()[0], ()) for n in m.group(3).split(",") if n.strip()]
                 continue
             mod = m.group(1)
             dots = len(mod) - len(mod.lstrip("."))
@@ -134,7 +166,7 @@ def _imported_modules(path: str) -> list[str]:
                 base = base[:len(base) - (dots - 1)] if dots - 1 <= len(base) else []
                 mod = ".".join(base + ([mod.lstrip(".")] if mod.lstrip(".") else []))
             names = [n.split()[0] for n in m.group(2).replace("(", " ").replace(")", " ").split(",") if n.split()]
-            out += ([mod] if mod else []) + [f"{mod}.{n}" if mod else n for n in names if n != "*"]
+            out.append((mod, tuple(n for n in names if n != "*")))
     if len(_MODULE_IMPORTS) > 5000:
         _MODULE_IMPORTS.clear()
     _MODULE_IMPORTS[path] = (key, out)
