@@ -54,11 +54,11 @@ def importers_of(path: str, project: Project) -> list[str]:
     # own): a library whose every model folder holds a `convert_*.py` with a `__main__` guard (thousands
     # in transformers) would otherwise walk each one's imports for every file checked
     entries = [s for s in scripts if s[2]][:MAX_ENTRY_SCRIPTS]
-    for cand, _, entry in entries:
+    for cand, _, _ in entries:
         # `train.py` -> `models/warp_model.py` -> `models/base_gan.py` -> `modules/loss.py`: an entry script
         # (outside any package, or with a `__main__` guard) runs the file's code through the project
         # modules it imports
-        if entry and cand != me and cand not in out and _reaches(cand, me, project, stats):
+        if cand != me and cand not in out and _reaches(cand, me, project, stats):
             out.append(cand)
             if len(out) >= MAX_IMPORTERS:
                 return out

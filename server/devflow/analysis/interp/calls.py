@@ -79,21 +79,22 @@ class Calls:
         try:
             if choices:
                 # `MODELS[args.arch](cfg)`: the key is known only at run time; each entry may be the one called
-                out = None
-                for c in choices:
-                    r = self.call(node, c, None, list(args), dict(kwargs), frame)
-                    out = r if out is None else self.join_paths(out, r)
-                return out
+                return self._call_each(node, choices, None, args, kwargs, frame, self.join_paths)
             if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
                 # one of several callables (a criterion picked by an option): each is a path that runs
-                out = None
-                for alt in fval.obj.items:
-                    r = self.call(node, alt, recv, args, kwargs, frame)
-                    out = r if out is None else self.join(out, r)
-                return out if out is not None else UNKNOWN
+                return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
             return UNKNOWN
+
+    def _call_each(self, node, alts: list[Val], recv, args, kwargs, frame, join) -> Val:
+        """A call through one of several callables: each runs (with its own copy of the arguments), and
+        the results are joined with `join`."""
+        out = None
+        for f in alts:
+            r = self.call(node, f, recv, list(args), dict(kwargs), frame)
+            out = r if out is None else join(out, r)
+        return out if out is not None else UNKNOWN
 
     def _registry_choices(self, func: ast.Subscript, frame) -> list[Val] | None:
         """The callables a registry subscripted with a key not known here may give: every value of a dict

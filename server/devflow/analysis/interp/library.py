@@ -803,5 +803,5 @@ def dict_of_pairs(args, kwargs) -> Val | None:
 
 
 def _modules_spread(node: ast.Call, rest: str) -> bool:
-    """`nn.Sequential(*layers)` / `nn.ModuleList(*...)`: only modules are spread (these take no keywords)."""
+    """`nn.Sequential(*layers)`: only modules are spread (it takes no keywords)."""
     return rest in ("nn.Sequential", "nn.modules.container.Sequential") and not node.keywords

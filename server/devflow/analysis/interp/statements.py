@@ -12,7 +12,7 @@ from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Ori
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
-from devflow.analysis.interp.expressions import _chosen_device
+from devflow.analysis.interp.expressions import _chosen_device, _is_number
 from devflow.analysis.interp.modules import extend_container
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
@@ -663,10 +663,6 @@ def _callable_choice(a: Val, b: Val) -> Val | None:
     if len(uniq) > MAX_CHOICES or not any(v.kind == "func" for v in uniq):
         return None
     return Val("obj", obj=Obj("choice", items=uniq))
-
-
-def _is_number(v: Val) -> bool:
-    return v.kind == "number" or (v.kind == "const" and type(v.const) in (int, float))
 
 
 def _is_numbers(v: Val) -> bool:
