@@ -42,7 +42,9 @@ class _Collector(ast.NodeVisitor):
         self.imported: set[str] = set()
         self.argparse_dests: set[str] = set()
         self.strings: set[str] = set()  # identifier-like string constants ({'hidden_dim': 64} passed as **kwargs)
+        self.getattr_prefixes: set[str] = set()  # getattr(self, '_' + mode): '_' + any such string is a name
         self.module_aliases: set[str] = set()  # names bound to a project module by an import
+        self.project_imported: set[str] = set()  # names a relative import binds: the project's, not a library's
         self.project_modules = project_modules
         self.class_stack: list[ast.ClassDef] = []
 
@@ -61,6 +63,7 @@ class _Collector(ast.NodeVisitor):
             # `from .defaults import _C as cfg`: relative imports are not rewritten, so the sibling's
             # definition keeps its name too
             self.imported.update(a.name for a in node.names)
+            self.project_imported.update(a.asname or a.name for a in node.names)
         for a in node.names:
             self.imported.add(a.asname or a.name)
 
@@ -123,6 +126,11 @@ class _Collector(ast.NodeVisitor):
 
     def visit_Call(self, node):
         f = node.func
+        if isinstance(f, ast.Name) and f.id in ("getattr", "hasattr", "setattr") and len(node.args) > 1:
+            key = node.args[1]
+            if (isinstance(key, ast.BinOp) and isinstance(key.op, ast.Add) and isinstance(key.left, ast.Constant)
+                    and isinstance(key.left.value, str)):
+                self.getattr_prefixes.add(key.left.value)
         if isinstance(f, ast.Attribute) and f.attr == "add_argument":
             for a in node.args:
                 if isinstance(a, ast.Constant) and isinstance(a.value, str) and a.value.startswith("-"):
@@ -142,6 +150,7 @@ class _Renamer(ast.NodeTransformer):
         self.imported = set(imported) - set(project_modules)
         self.instance_names, self.instance_attrs = instances
         self.module_aliases = set(project_modules)
+        self.all_modules: set[str] = set(project_modules)
         self.class_stack: list[ast.ClassDef] = []
 
     def visit_Name(self, node):
@@ -183,6 +192,16 @@ class _Renamer(ast.NodeTransformer):
                         n._mm_field = True
                         if n.id in self.attrs:
                             n.id = self.m[n.id]
+        # `@value.setter` in a class body names the method `value` defined above it: a class-level name,
+        # renamed (or kept) as the attribute it is, not as a local of the same spelling
+        methods = {s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for stmt in node.body:
+            for dec in stmt.decorator_list if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) else []:
+                for n in ast.walk(dec):
+                    if isinstance(n, ast.Name) and n.id in methods and not getattr(n, "_mm_field", False):
+                        n._mm_field = True
+                        if n.id in self.attrs:
+                            n.id = self.m[n.id]
         self.class_stack.append(node)
         self.generic_visit(node)
         self.class_stack.pop()
@@ -208,11 +227,17 @@ class _Renamer(ast.NodeTransformer):
         if isinstance(root, ast.Name) and root.id in self.imported:
             self.generic_visit(node)  # an attribute of a library module (`nn.utils.rnn`), not the user's `self.rnn`
             return node
-        if node.attr in self.attrs or (isinstance(v, ast.Name) and v.id in self.module_aliases
-                                       and node.attr in self.names):
+        if node.attr in self.attrs or (self._module_path(v) and node.attr in self.names):
             node.attr = self.m[node.attr]
         self.generic_visit(node)
         return node
+
+    def _module_path(self, v) -> bool:
+        """`spk` or `spk.train` where `spk` is bound to a project package: what follows is a name that
+        module defines (`spk.train.Trainer`), renamed with its definition."""
+        while isinstance(v, ast.Attribute) and v.attr in self.all_modules:
+            v = v.value
+        return isinstance(v, ast.Name) and v.id in self.module_aliases
 
     def visit_ImportFrom(self, node):
         if node.module and node.module.split(".")[0] in self.project_modules and not node.level:
@@ -253,7 +278,8 @@ def rename(proj: Project) -> Project:
     col = _Collector(modules, tops)
     for tree in trees:
         col.visit(tree)
-    drop = BUILTINS | KEEP | col.imported | modules | col.strings
+    drop = (BUILTINS | KEEP | col.imported | modules | col.strings
+            | {p + t for p in col.getattr_prefixes for t in col.strings})
     names = {n for n in col.names if not (n.startswith("__") and n.endswith("__"))} - drop
     attrs = ({a for a in col.attrs if not a.startswith("__")} - LIBRARY_ATTRS - col.argparse_dests - drop
              - _foreign_protocol(trees, modules))
@@ -272,11 +298,12 @@ def rename(proj: Project) -> Project:
     r = _Renamer(mapping, names, attrs, col.callables, col.params, tops, user_classes, col.imported,
                  _instances(trees, user_classes))
     r.module_aliases = col.module_aliases
+    r.all_modules = modules
     r.imported -= col.module_aliases  # `from . import sibling`: its attributes are the user's names
     # a keyword passed to a callee that is neither the user's (known) nor a library's (rooted at an import)
     # may name a user parameter: that parameter keeps its name
     while True:
-        kept = _unresolved_keywords(trees, r, col.imported | BUILTINS) & (names | attrs)
+        kept = _unresolved_keywords(trees, r, (col.imported - col.project_imported) | BUILTINS) & (names | attrs)
         if not kept:
             break
         names -= kept

@@ -142,6 +142,70 @@ def test_rename_keeps_a_multi_file_project_consistent(tmp_path):
     assert "torch.randn" in script  # library attributes untouched
 
 
+RENAME_TRAPS = {
+    "pkg/__init__.py": "from pkg import train\n",
+    "pkg/train/__init__.py": "from pkg.train.trainer import Trainer\n",
+    "pkg/train/trainer.py": """class Trainer:
+    def __init__(self, steps):
+        self.steps = steps
+        self._state = {}
+
+    @property
+    def state(self):
+        return self._state
+
+    @state.setter
+    def state(self, value):
+        self._state = value
+
+    def run(self, mode):
+        return getattr(self, "_" + mode)()
+
+    def _fit(self):
+        return self.steps
+""",
+    "pkg/losses.py": """class Weighted:
+    def __init__(self, weight=1.0):
+        self.weight = weight
+
+
+registry = {"weighted": Weighted}
+""",
+    "pkg/build.py": """from .losses import registry
+
+
+def build(name):
+    return registry[name](weight=0.5)
+""",
+    "run.py": """import pkg as P
+from pkg.build import build
+
+trainer = P.train.Trainer(steps=3)
+trainer.state = {"epoch": 1}
+print(trainer.run(mode="fit"), build("weighted").weight)
+""",
+}
+
+
+def test_rename_keeps_what_python_resolves_by_name(tmp_path):
+    """The renamed program must run as the original does: a property setter's decorator names the method
+    (not a local of the same spelling), `P.train.Trainer` follows the class through a subpackage, a method
+    reached by `getattr(self, "_" + mode)` keeps its name, and a keyword passed through a registry imported
+    relatively keeps the parameter it names."""
+    case = _case(tmp_path, RENAME_TRAPS, "run.py:4 DEV201\n")
+    out = render(rename(fixtures.load(case, "buggy"))).files
+    root = tmp_path / "renamed"
+    for name, text in out.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    import subprocess
+
+    done = subprocess.run([sys.executable, "run.py"], cwd=root, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3", "0.5"]
+    assert "Trainer" not in out["run.py"]  # the class was renamed, and the subpackage path followed it
+
+
 def test_split_module_inside_a_package_imports_relatively(tmp_path):
     files = {"pkg/__init__.py": "", "pkg/train_lib.py": PKG_MODEL + "\nmodel = Net()\nprint(model(__import__('torch').randn(1, 4)))\n"}
     case = _case(tmp_path, files, "pkg/train_lib.py:14 DEV106\n")
