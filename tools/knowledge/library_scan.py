@@ -134,9 +134,92 @@ def scheduler_factories(wheel: Path, schedulers: set[str]) -> list:
             return sorted(found)
 
 
+def instance_constructors(wheel: Path) -> dict:
+    """Public classmethods that return an instance of the class they are called on (`cls(...)`, directly or
+    through another classmethod it calls on `cls`, looked up along the class's bases in the wheel):
+    `MyNet.from_pretrained(...)` on a project class deriving from such a class builds a `MyNet` (its own
+    `__init__` runs). Method name -> the classes (by name) on which it does so, and the keywords that
+    place the result elsewhere than where construction leaves it (device / device_map / map_location)."""
+    classes: dict[str, tuple[list[str], dict]] = {}  # name -> (base names, {classmethod: (builds, via, params)})
+    for _mod, tree in _modules(wheel):
+        for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            methods = {}
+            for f in c.body:
+                if not isinstance(f, FUNCS) or not f.args.args:
+                    continue
+                if not any(_last(d) == "classmethod" for d in f.decorator_list):
+                    methods[f.name] = None  # a plain method of this name hides a base's classmethod
+                    continue
+                first = f.args.args[0].arg
+                calls = [n for n in ast.walk(f) if isinstance(n, ast.Call)]
+                builds = any(isinstance(n.func, ast.Name) and n.func.id == first for n in calls)
+                via = {n.func.attr for n in calls if isinstance(n.func, ast.Attribute)
+                       and isinstance(n.func.value, ast.Name) and n.func.value.id == first}
+                params = {a.arg for a in f.args.args + f.args.kwonlyargs} & _PLACING
+                methods[f.name] = (builds, via, params)
+            classes.setdefault(c.name, ([_last(b) or "" for b in c.bases], methods))
+
+    def lookup(name: str, method: str, seen: tuple = ()):
+        if name not in classes or name in seen:
+            return None
+        bases, methods = classes[name]
+        if method in methods:
+            return methods[method]
+        for b in bases:
+            found = lookup(b, method, seen + (name,))
+            if found is not None:
+                return found
+        return None
+
+    def builds(name: str, method: str, depth: int = 0) -> set[str] | None:
+        """The placing keywords along the way when `name.method(...)` returns a `name`, else None."""
+        found = lookup(name, method)
+        if found is None or depth > 4:
+            return None
+        direct, via, params = found
+        if direct:
+            return set(params)
+        for v in sorted(via):
+            inner = builds(name, v, depth + 1)
+            if inner is not None:
+                return params | inner
+        return None
+
+    out: dict[str, dict] = {}
+    for name in sorted(classes):
+        if name.startswith("_"):
+            continue
+        for method in sorted({m for n in _ancestry(classes, name) for m, v in classes[n][1].items() if v}):
+            if method.startswith("_"):
+                continue
+            placing = builds(name, method)
+            # kept: torch modules (a base named Module up the wheel's hierarchy) and classes whose builder
+            # places what it builds (a mixin's map_location); configs, tokenizers and the like hold no tensors
+            if placing is not None and (placing or "Module" in {b for n in _ancestry(classes, name)
+                                                                 for b in classes[n][0]}):
+                entry = out.setdefault(method, {"classes": [], "placing": set()})
+                entry["classes"].append(name)
+                entry["placing"] |= placing
+    return {m: {"classes": e["classes"], "placing": sorted(e["placing"])} for m, e in sorted(out.items())}
+
+
+_PLACING = {"device", "device_map", "map_location"}
+
+
+def _ancestry(classes: dict, name: str) -> list[str]:
+    out, todo = [], [name]
+    while todo:
+        n = todo.pop()
+        if n in classes and n not in out:
+            out.append(n)
+            todo.extend(classes[n][0])
+    return out
+
+
 def scan(wheel: Path, stateful: set[str], schedulers: set[str] = frozenset()) -> dict:
     cpu_default, device_map = loaders(wheel)
     return {"submodule_builders": submodule_builders(wheel, stateful), "cpu_default_loaders": cpu_default,
             "device_map_loaders": device_map,
             "device_map_methods": sorted({q.rsplit(".", 1)[-1] for q in device_map}),
-            "scheduler_factories": scheduler_factories(wheel, schedulers)}
+            "scheduler_factories": scheduler_factories(wheel, schedulers),
+            "instance_constructors": instance_constructors(wheel)}

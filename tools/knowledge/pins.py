@@ -14,6 +14,8 @@ LIBRARIES = {
     "accelerate": ["1.15.0"],
     "safetensors": ["0.8.0"],
     "diffusers": ["0.42.1"],
+    # PyTorchModelHubMixin: project models load with `MyNet.from_pretrained(...)` (instance_constructors)
+    "huggingface_hub": ["2.4.0"],
 }
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}

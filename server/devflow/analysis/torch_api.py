@@ -103,6 +103,16 @@ CPU_DEFAULT_LOADERS = {q: v for lib in SUBMODULE_BUILDERS for q, v in _newest(li
 DEVICE_MAP_LOADERS = frozenset(q for lib in SUBMODULE_BUILDERS for q in _newest(lib).get("device_map_loaders", []))
 DEVICE_MAP_METHODS = frozenset(q.rsplit(".", 1)[-1] for q in DEVICE_MAP_LOADERS)
 
+# Library classmethods that return an instance of the class they are called on (`from_pretrained` of
+# transformers' PreTrainedModel, huggingface_hub's PyTorchModelHubMixin, diffusers' ModelMixin), restricted
+# to torch modules and mixins that place what they build: method -> {(package, class name)}.
+INSTANCE_CONSTRUCTORS: dict[str, frozenset] = {}
+for _lib in SUBMODULE_BUILDERS:
+    for _m, _e in _newest(_lib).get("instance_constructors", {}).items():
+        INSTANCE_CONSTRUCTORS[_m] = INSTANCE_CONSTRUCTORS.get(_m, frozenset()) | {(_lib, c) for c in _e["classes"]}
+# Keywords with which such a constructor (or a loader) puts its result somewhere of the caller's choosing.
+PLACING_KWARGS = frozenset({"device", "device_map", "map_location"})
+
 
 def library_versions(lib: str) -> dict:
     """Every pinned version's tables of a third-party library (e.g. timm's head builders per version)."""

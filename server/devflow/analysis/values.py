@@ -56,11 +56,12 @@ class Obj:
 class Val:
     """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
 
-    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner", "dims")
+    __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner", "dims",
+                 "optional")
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
-                 batch: str = "", owner: Obj | None = None, dims: int = 0):
+                 batch: str = "", owner: Obj | None = None, dims: int = 0, optional: bool = False):
         self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
@@ -82,13 +83,22 @@ class Val:
         # The dimensions a tensor is known to have at least (0: not known): `ids.view(-1, 1)` has two, so
         # `ids[i]` has one and is not a 0-dim scalar that would mix with any device.
         self.dims = dims
+        # None on some path (`w = torch.tensor(ws) if args.weighted else None`): where it is not None it is this
+        # value, so `if w is not None:` cannot be decided, and what its other branch does with it is this value
+        self.optional = optional
 
     def __repr__(self) -> str:
         return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
 
     def with_text(self, text: str) -> "Val":
         v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem,
-                self.batch, self.owner, self.dims)
+                self.batch, self.owner, self.dims, self.optional)
+        return v
+
+    def or_none(self) -> "Val":
+        """This value on some paths, None on the others."""
+        v = self.with_text(self.text)
+        v.optional = True
         return v
 
     @property

@@ -167,7 +167,11 @@ class Calls:
                     f = added.func
                     return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
             return Val("method", const=attr, bound=base)
-        return class_member(base, attr)
+        member = class_member(base, attr)
+        if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo) \
+                and self.library_constructor(base.func, attr):
+            return Val("constructor", func=base.func, const=attr)  # `MyNet.from_pretrained(...)`: builds a MyNet
+        return member
 
     def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:
         kind = fval.kind
@@ -224,6 +228,11 @@ class Calls:
                 return self.plain_instance(node, fval.func, args, kwargs)
             self._interproc.add(id(node))
             return self.instantiate(node, fval.func, args, kwargs, frame)
+        if kind == "constructor":
+            if self.standalone:
+                return UNKNOWN
+            self._interproc.add(id(node))
+            return self.library_constructed(node, fval.func, fval.const, kwargs, frame)
         if kind == "module":
             return self.call_module(node, fval, args, kwargs, frame)
         if kind == "obj" and fval.obj is not None and fval.obj.kind == "traced":  # a traced plain function
@@ -420,6 +429,37 @@ class Calls:
         if v.kind in ("tensor", "module", "obj"):
             return v.with_text(name)
         return v
+
+    def library_constructor(self, info: ClassInfo, attr: str) -> bool:
+        """`attr` is, on none of the project's own classes in `info`'s hierarchy, but on one of its library
+        bases, a classmethod that builds an instance of the class it is called on (generated knowledge)."""
+        owners = T.INSTANCE_CONSTRUCTORS.get(attr)
+        if not owners or info.method(attr) is not None:
+            return False
+        for cls in (info, *info.base_infos):
+            index = cls.home or self.index
+            for b in cls.bases:
+                q = index.qualify(b) if b else ""
+                if (q.split(".", 1)[0], q.rsplit(".", 1)[-1]) in owners:
+                    return True
+        return False
+
+    def library_constructed(self, node, info: ClassInfo, attr: str, kwargs, frame) -> Val:
+        """`MyNet.from_pretrained(path, ...)`: the library builds `MyNet(...)` (its `__init__` runs, with this
+        call's keywords and arguments it does not show) and loads weights into it where construction left it,
+        unless the call places it (device / device_map / map_location, or keywords spread from a dict)."""
+        if any(k.arg is None or k.arg in T.PLACING_KWARGS for k in node.keywords):
+            return UNKNOWN  # placed by the caller (a device, a device_map, or keywords not known here)
+        # the loaders pass the keywords they do not take themselves on to the class (`cls(**model_kwargs)`);
+        # what else `__init__` receives (the saved config) is not known here
+        val = self.instantiate(node, info, [], {**kwargs, "__opaque__": UNKNOWN}, frame)
+        obj = val.obj
+        if obj is None:
+            return UNKNOWN
+        if info.is_module and obj.dev is not None and obj.dev.is_cpu:
+            obj.origin = Origin(span_of(node), f"loaded by `{self.text(node.func)}(...)` at line {node.lineno} "
+                                               "(built and loaded on cpu) and never moved")
+        return val
 
     def instantiate(self, node, info: ClassInfo, args, kwargs, frame) -> Val:
         obj = Obj("module" if info.is_module else "instance", cls=info, qual=info.name,

@@ -169,6 +169,8 @@ class Expressions:
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         member = class_member(base, attr)
         if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo):
+            if self.library_constructor(base.func, attr):
+                return Val("constructor", func=base.func, const=attr)  # `MyNet.from_pretrained`: builds a MyNet
             # `TASKS.CLASSIFICATION`: a literal class attribute read through the class itself (an enum-like
             # namespace of names), on the same terms as through an instance
             return self.class_constant(base.func, attr) or member
@@ -429,7 +431,8 @@ class Expressions:
             if isinstance(side, ast.Constant) and side.value is None:
                 # `batch["y"] if "y" in batch else None`: None is never a tensor (any use of it as one
                 # raises), so wherever the value is used as a tensor it is the other branch's
-                return self.eval(other, frame)
+                v = self.eval(other, frame)
+                return v.or_none() if v.kind in ("tensor", "module") and not v.optional else v
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
         # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
         da, db = _chosen_device(a), _chosen_device(b)
@@ -627,6 +630,8 @@ class Expressions:
                 res = a.const is b.const  # True / False / None are singletons
                 return res if isinstance(op, ast.Is) else not res
             if b.kind == "const" and b.const is None:
+                if a.optional:
+                    return None  # None on some path, a tensor / module on the others
                 if a.kind == "const":
                     res = a.const is None
                 elif a.kind in ("tensor", "module", "obj", "device", "func", "class"):

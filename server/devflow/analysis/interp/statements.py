@@ -157,9 +157,14 @@ class Statements:
             return self.exec_block(st.orelse, frame)
         before = dict(frame.env)
         outer_moves, self.branch_moves = getattr(self, "branch_moves", None), []
+        narrow = _none_test(st.test, frame.env) or self._not_on_accelerator(st.test, frame.env)
+        if narrow is not None:
+            frame.env[narrow[0]] = narrow[1]
         t_body = self.exec_block(st.body, frame)
         env_body, body_moves, self.branch_moves = frame.env, self.branch_moves, []
         frame.env = dict(before)
+        if narrow is not None:
+            frame.env[narrow[0]] = narrow[2]
         t_else = self.exec_block(st.orelse, frame)
         env_else, else_moves, self.branch_moves = frame.env, self.branch_moves, outer_moves
         if outer_moves is not None:
@@ -237,6 +242,21 @@ class Statements:
             frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
                                                         f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
                                   text=moved.text)
+
+    def _not_on_accelerator(self, test, env: dict) -> tuple[str, Val, Val] | None:
+        """`if x.is_cuda: ... else: <x on the cpu>` where x is on an accelerator chosen at run time (or cuda):
+        on the branch that says it is not, its device is not that one (unknown here, never a mix)."""
+        tested = self._device_tested(test)
+        v = env.get(tested.id) if isinstance(tested, ast.Name) else None
+        if v is None or v.kind != "tensor" or v.dev is None or not (v.dev.kind == "cuda" or v.dev.kind == "sym" and v.dev.accel):
+            return None
+        elsewhere = Val("tensor", TOP, v.origin, text=v.text)
+        inner = test.operand if isinstance(test, ast.UnaryOp) else test
+        says_cuda = not isinstance(test, ast.UnaryOp)
+        if isinstance(inner, ast.Compare):
+            const = next(c.value for c in (inner.left, inner.comparators[0]) if isinstance(c, ast.Constant))
+            says_cuda = (const == "cuda") == isinstance(inner.ops[0], ast.Eq)
+        return (tested.id, v, elsewhere) if says_cuda else (tested.id, elsewhere, v)
 
     @staticmethod
     def _device_tested(test) -> ast.expr | None:
@@ -600,6 +620,16 @@ class Statements:
             return a  # Adam or SGD by a flag: for where its state lives, one optimizer over the same modules
         if a.kind == b.kind == "const" and a.const == b.const:
             return a
+        for x, y in ((a, b), (b, a)):
+            if x.kind == y.kind == "module" and x.obj is not None and y.obj is not None and x.obj.qual == y.obj.qual \
+                    and getattr(x.obj, "stateless", False) and not getattr(y.obj, "stateless", False) and y.obj.dev is not None:
+                # `nn.CrossEntropyLoss(weight=w)` on one path, `nn.CrossEntropyLoss()` on the other: the one without
+                # a tensor runs on any device, so where devices can meet it is the weighted one
+                return y
+            if x.kind == "const" and x.const is None and y.kind in ("tensor", "module"):
+                # `w = torch.tensor(ws) if args.weighted else None`: wherever it is used as a tensor it is that
+                # tensor (a path the program takes), and `w is None` is not known
+                return y if y.optional else y.or_none()
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
         if _is_number(a) and _is_number(b):
@@ -624,6 +654,22 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join_paths(old, v)
         return out
+
+
+def _none_test(test: ast.expr, env: dict) -> tuple[str, Val, Val] | None:
+    """`if w is None:` / `if w is not None:` on a name that is None on some paths only (`Val.optional`): the
+    name's value in the body and in the else branch (None on one, the value on the other)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        return None
+    v = env.get(test.left.id)
+    if v is None or not v.optional:
+        return None
+    some = v.with_text(v.text)
+    some.optional = False
+    none = Val("const", const=None)
+    return (test.left.id, none, some) if isinstance(test.ops[0], ast.Is) else (test.left.id, some, none)
 
 
 def _modules_alike(a: Val, b: Val) -> Val | None:
