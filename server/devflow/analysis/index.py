@@ -38,6 +38,36 @@ class ClassInfo:
                 return found
         return None
 
+    def module_call(self):
+        """The project `__call__` that `type(m).__call__` finds on this nn.Module subclass, or None when
+        nn.Module's own (which runs forward) comes first: Python searches the bases left to right, depth first
+        here, so `class M(nn.Module, Extractor)` runs nn.Module.__call__ even if `Extractor` declares one."""
+        return self._module_call(set()) or None
+
+    def _module_call(self, seen: set):
+        """(def, owner) when a project class defines `__call__` first; False when a library nn.Module base
+        comes first; None when neither is found."""
+        if "__call__" in self.methods:
+            return self.methods["__call__"], self
+        if id(self) in seen:
+            return None
+        seen.add(id(self))
+        home = self.home
+        linked = {b.name: b for b in self.base_infos}
+        for b in self.bases:
+            info = linked.pop(b.rsplit(".", 1)[-1], None)
+            if info is not None:
+                found = info._module_call(seen)
+            else:
+                found = False if home is not None and library_module_base(home, b) else None
+            if found is not None:
+                return found
+        for info in linked.values():  # linked under a name its `bases` entry does not end with
+            found = info._module_call(seen)
+            if found is not None:
+                return found
+        return None
+
     def setter(self, name: str):
         """The `@name.setter` of a property this class or a base defines (with the class that defines it)."""
         if name in self.setters:
@@ -49,6 +79,13 @@ class ClassInfo:
             if found:
                 return found
         return None
+
+
+def library_module_base(index: "FileIndex", base: str) -> bool:
+    """A base class, as `index`'s file names it, that is a library's nn.Module."""
+    q = index.qualify(base)
+    return q.startswith(("torch.nn.", "pytorch_lightning.", "lightning.")) or q in MODULE_BASES or \
+        base.endswith(("PreTrainedModel", "ModelMixin")) or q in LIBRARY_MODULES
 
 
 class FileIndex:
@@ -134,10 +171,7 @@ class FileIndex:
             info.base_infos = [self.classes[b] for b in info.bases if b in self.classes and self.classes[b] is not info]
         changed = True
         for info in self.all_classes:
-            info.is_module = any(self.qualify(b).startswith(("torch.nn.", "pytorch_lightning.", "lightning."))
-                                 or self.qualify(b) in MODULE_BASES or b.endswith(("PreTrainedModel", "ModelMixin"))
-                                 or self.qualify(b) in LIBRARY_MODULES
-                                 for b in info.bases)
+            info.is_module = any(library_module_base(self, b) for b in info.bases)
         while changed:
             changed = False
             for info in self.all_classes:

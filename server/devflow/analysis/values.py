@@ -17,7 +17,8 @@ class Origin:
     (a DataLoader batch), "snapshot" (copies of a not-yet-moved model's tensors), "returned"
     (returned by a same-file call), "unknown-moved" (`x.to(device)` on a value of unknown kind: on that
     device, but maybe a module), "placed" (an explicit move: `.to(...)`, `.cuda()`, `.cpu()`, a module's
-    move), "tensor_type" (the default set by `torch.set_default_tensor_type`), or "" for anything else.
+    move), "tensor_type" (the default set by `torch.set_default_tensor_type`), "context" (the default set by a
+    `with torch.device(...)` block, for its body only), or "" for anything else.
     """
 
     span: Span

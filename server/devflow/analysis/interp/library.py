@@ -630,6 +630,7 @@ class Library:
             batch = UNKNOWN
         if self.default_dev is not CPU:
             batch = UNKNOWN
+            self.check_loader_sampler(node)
         obj.attrs["batch"] = batch
         return Val("obj", obj=obj)
 

@@ -140,7 +140,7 @@ class Modules:
                 # `model(**batch)`: DataParallel / DDP scatter the spread inputs with the others
                 spread = [(UNKNOWN if v.kind == "tensor" else v, t) for v, t in spread]
             obj = mod.obj
-            own_call = obj.cls.method("__call__") if obj is not None and obj.cls is not None else None
+            own_call = obj.cls.module_call() if obj is not None and obj.cls is not None else None
             if own_call is not None:
                 # `type(m).__call__` is what runs: a project class that overrides nn.Module.__call__ (a GAN loss
                 # taking `(prediction, target_is_real)`) runs its own `__call__`, not `forward`

@@ -328,7 +328,7 @@ class Statements:
             val = self.eval(ctx, frame)
             if val.kind == "device" and (not isinstance(ctx, ast.Call) or self.qualname(ctx.func, frame) == "torch.device"):
                 # `with torch.device(...)` or `with device:` (a torch.device is its own context manager)
-                self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}")
+                self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}", "context")
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, UNKNOWN, frame, st)
         ended = self.exec_block(st.body, frame)

@@ -3,9 +3,12 @@ device with it raises "Expected a 'cuda' device type for generator but found 'cp
 
 from __future__ import annotations
 
+import ast
+
 from devflow.analysis import framework_api as F
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import concrete, definitely_differ
+from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
 
@@ -63,6 +66,28 @@ class Generators:
             g = self.generator_arg(g, next((k.value for k in node.keywords if k.arg == "generator"), None))
         if name in F.GENERATOR_METHODS and g is not None and g.kind == "obj" and g.obj is not None and g.obj.kind == "generator":
             self.report_generator(node, g, t.dev, f"{self.text(node.func.value)}.device")
+
+    def check_loader_sampler(self, node) -> None:
+        """`DataLoader(ds, shuffle=True)` with no generator or sampler: its RandomSampler draws
+        `torch.randperm(n, generator=<a cpu generator>)`, which the default device (set to an accelerator by
+        `set_default_device` / `set_default_tensor_type`) makes an accelerator op. DEV601 says so when both are in
+        one file; this is the default set in another file (an entry script) reaching a loader built in a function
+        it calls."""
+        org = self.default_origin
+        if org is None or self.default_dev is None or not self.default_dev.known or self.default_dev.is_cpu or \
+                org.span.line // LINE_BASE == node.lineno // LINE_BASE or org.kind == "context":
+            return  # a `with torch.device(...)` block: the sampler draws when the loader is iterated, maybe after it
+        given = {k.arg for k in node.keywords}
+        if given & {"generator", "sampler", "batch_sampler", None}:
+            return  # `None`: a `**kwargs` spread may hold any of them
+        shuffle = next((k.value for k in node.keywords if k.arg == "shuffle"), node.args[2] if len(node.args) > 2 else None)
+        if not (isinstance(shuffle, ast.Constant) and shuffle.value is True):
+            return
+        self.add(Finding("DEV601", span_of(node),
+                         f"the default tensor type / device is {self.default_dev.render()} ({org.reason}) but this "
+                         f"shuffling DataLoader's sampler draws from a cpu generator: \"Expected a 'cuda' device type "
+                         f"for generator\"; give it `generator=torch.Generator(device=...)` on the default device",
+                         [(org.span, org.reason)]))
 
     def report_generator(self, node, g: Val, target, ttext: str | None) -> None:
         if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
