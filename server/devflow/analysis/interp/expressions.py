@@ -15,6 +15,7 @@ from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
+from devflow.analysis.interp.library import named_at_run_time
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -256,6 +257,8 @@ class Expressions:
         if base.kind == "qual" and base.const.endswith(".__dict__") and idx.kind == "const" and isinstance(idx.const, str):
             # `models.__dict__["resnet18"]`: a module's namespace entry is the attribute of that name
             return self.qual_attr(base.const[:-len(".__dict__")], idx.const)
+        if base.kind == "qual" and base.const.endswith(".__dict__") and named_at_run_time(base.const[:-len(".__dict__")]):
+            return Val("qual", const=base.const[:-len(".__dict__")] + ".?")  # `models.__dict__[args.arch]`
         entry = self.checkpoint_entry(base)
         if entry is not None:
             return entry

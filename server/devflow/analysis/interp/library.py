@@ -14,6 +14,19 @@ from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_
 from devflow.analysis.interp.modules import tree_device
 
 
+
+# Namespaces whose callables build a model (torchvision / timm / smp builders, torch.hub.load): the model is
+# built where the default device is.
+MODEL_BUILDER_PREFIXES = ("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
+                          "segmentation_models_pytorch.")
+
+
+def named_at_run_time(namespace: str) -> bool:
+    """A namespace whose member picked by a name known only at run time is still known in kind: one of
+    torch.optim's optimizers, one of a model library's builders."""
+    return namespace == "torch.optim" or (namespace + ".").startswith(MODEL_BUILDER_PREFIXES)
+
+
 class Library:
     """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
 
@@ -113,8 +126,9 @@ class Library:
             else:
                 obj.dev = TOP
             return Val("module", obj=obj)
-        if q.startswith(("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
-                         "segmentation_models_pytorch.")) and (last[:1].islower() or last[:1].isupper()):
+        if q.startswith(MODEL_BUILDER_PREFIXES) and (last[:1].islower() or last[:1].isupper() or last == "?"):
+            # (`?`: `models.__dict__[args.arch]()`, a builder of that namespace named at run time: each builds
+            # its model where the default device is, as every named one does)
             if "__opaque__" in kwargs:
                 return UNKNOWN
             return Val("module", obj=Obj("module", qual=q, dev=self.default_dev if self.default_dev.known else TOP,
@@ -244,9 +258,10 @@ class Library:
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
             return self.qual_attr(args[0].const, args[1].const)  # `getattr(torch.optim, "Adam")`: torch.optim.Adam
-        if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[0].const == "torch.optim":
-            # `getattr(torch.optim, cfg.OPTIMIZER_NAME)`: a member of torch.optim chosen by name at run time
-            return Val("qual", const="torch.optim.?")
+        if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and named_at_run_time(args[0].const):
+            # `getattr(torch.optim, cfg.OPTIMIZER_NAME)`, `getattr(models, args.arch)`: a member of torch.optim /
+            # of a model library's namespace chosen by name at run time
+            return Val("qual", const=args[0].const + ".?")
         if name in ("sum",) and args:
             el = self.iter_elem(args[0], None, frame)
             return el if el.kind == "tensor" else UNKNOWN
