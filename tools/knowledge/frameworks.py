@@ -431,6 +431,80 @@ def module_classes(wheel: Path, package: str) -> list[str]:
     return sorted(found)
 
 
+def module_children(wheel: Path, package: str) -> dict[str, list[str]]:
+    """The submodules a model library's module class builds on `self` in `__init__` (its own and its library
+    bases'): `self.fc = nn.Linear(...)`, `self.layer1 = self._make_layer(...)` (a method returning a module).
+    A project class deriving from it (`class CNN(ResNet)`) has them once `super().__init__()` ran, built where
+    the default device is: `self.fc.to("cuda:1")` moves that Linear. By defining module and re-export."""
+    import torch
+
+    torch_modules = {f"torch.nn.{n}" for n in dir(torch.nn) if isinstance(getattr(torch.nn, n), type)
+                     and issubclass(getattr(torch.nn, n), torch.nn.Module)}  # (not nn.Parameter: a tensor)
+    trees = _modules(wheel, f"{package}/")
+    modules = set(module_classes(wheel, package))
+    base_of = _class_bases(trees)
+    alias = _reexports(trees)
+    own: dict[str, set[str]] = {}
+    for mod, tree in trees.items():
+        imported = _imports(mod, tree)
+        mod_name = mod.removesuffix(".__init__")
+        local = {c.name for c in tree.body if isinstance(c, ast.ClassDef)}
+
+        def builds_module(call: ast.expr, methods: dict) -> bool:
+            if isinstance(call, ast.IfExp):  # `nn.Linear(d, n) if n > 0 else nn.Identity()`
+                return builds_module(call.body, methods) and builds_module(call.orelse, methods)
+            if not isinstance(call, ast.Call):
+                return False
+            f = call.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+                m = methods.get(f.attr)  # `self._make_layer(...)`: a method whose every return builds a module
+                rets = [r.value for r in ast.walk(m) if isinstance(r, ast.Return) and r.value is not None] if m else []
+                return bool(rets) and all(builds_module(r, {}) for r in rets)
+            text = ast.unparse(f)
+            head, _, rest = text.partition(".")
+            q = f"{mod_name}.{head}" if head in local and not rest else \
+                (f"{imported[head]}.{rest}".rstrip(".") if head in imported else text)
+            q = alias.get(q, q)
+            return q in torch_modules or q in modules
+
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            q = f"{mod_name}.{cls.name}"
+            if q not in modules:
+                continue
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            init = methods.get("__init__")
+            names = set()
+            for n in ast.walk(init) if init is not None else ():
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Attribute) \
+                        and isinstance(n.targets[0].value, ast.Name) and n.targets[0].value.id == "self" \
+                        and builds_module(n.value, methods):
+                    names.add(n.targets[0].attr)
+            own[q] = names
+
+    def all_children(q: str, seen: frozenset = frozenset()) -> set[str]:
+        if q in seen:
+            return set()
+        out = set(own.get(q, ()))
+        for b in base_of.get(q, ()):
+            out |= all_children(alias.get(b, b), seen | {q})
+        return out
+
+    result = {}
+    for q in sorted(own):
+        names = all_children(q)
+        if names:
+            result[q] = sorted(names)
+    for a, q in sorted(alias.items()):
+        if q in result:
+            result[a] = result[q]
+    for m in sorted(modules - set(result)):  # `from .resnet import *`: torchvision.models.ResNet
+        pkg, _, name = m.rpartition(".")
+        defined = [q for q in own if q.startswith(pkg + ".") and q.rsplit(".", 1)[-1] == name and q in result]
+        if len(defined) == 1:
+            result[m] = result[defined[0]]
+    return dict(sorted(result.items()))
+
+
 def _imports(mod: str, tree: ast.Module) -> dict[str, str]:
     """A module's imported names -> their qualified names (`from .functional import f`, `import torch.nn as nn`)."""
     imported = {}

@@ -113,6 +113,8 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "hf_trainer": frameworks.trainer_hooks(_wheel("transformers", hf)),
             "library_modules": {lib: frameworks.module_classes(_wheel(lib, pins.LIBRARIES[lib][0]), lib)
                                 for lib in pins.MODEL_LIBRARIES},
+            "library_module_children": {lib: frameworks.module_children(_wheel(lib, pins.LIBRARIES[lib][0]), lib)
+                                        for lib in pins.MODEL_LIBRARIES},
             "stateful_library_modules": {lib: frameworks.stateful_modules(_wheel(lib, v), lib, torch_stateful)
                                          for lib, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
             "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,

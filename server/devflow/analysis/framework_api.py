@@ -61,6 +61,10 @@ LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of
 LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() for q in qs)
 # Library module classes holding buffers / parameters from construction (torchaudio's transforms): built on
 # the cpu (or the default device), placed only by `.to()`.
+# The submodules a model library's module class builds on self in __init__ (own and inherited), by class:
+# a project class deriving from it has them after `super().__init__()`.
+LIBRARY_MODULE_CHILDREN = {q: tuple(names) for per in _F.get("library_module_children", {}).values()
+                           for q, names in per.items()}
 STATEFUL_LIBRARY_MODULES = frozenset(q for qs in _F.get("stateful_library_modules", {}).values() for q in qs)
 # Public methods of a library's models that run the model's submodules on their arguments, by library
 # (`CLIPModel.get_text_features`, `AutoencoderKL.encode`): a tensor on another device fails as in `model(x)`.

@@ -118,6 +118,8 @@ class Calls:
 
     def _attr_on(self, recv: Val, func: ast.Attribute, frame) -> Val:
         if recv.kind == "super":
+            if func.attr == "__init__":
+                self.library_base_children(recv, func)
             return self.super_member(recv, func.attr)
         if recv.kind == "qual":
             return self.qual_attr(recv.const, func.attr)
@@ -127,6 +129,37 @@ class Calls:
             self.frame = saved
             return v
         return Val("method", const=func.attr, bound=recv)
+
+    def library_base_children(self, sup: Val, node: ast.Attribute) -> None:
+        """`super().__init__(...)` in a class deriving from a model library's module (`class CNN(ResNet)`):
+        the library's `__init__` builds its submodules on self (generated knowledge: `self.fc`, `self.layer1`,
+        ...), where the default device is; the project's code then reads and moves them as its own."""
+        info, me = sup.func, sup.bound
+        if not isinstance(info, ClassInfo) or me is None or me.kind != "module" or me.obj is None or self.standalone:
+            return
+        found = self.library_children_of(info)
+        if found is None:
+            return
+        base, names = found
+        dev = self.default_dev if self.default_dev.known else TOP
+        for name in names:
+            if name in me.obj.attrs:
+                continue
+            child = Obj("module", qual=f"{base}.{name}", dev=dev, created_line=node.lineno,
+                        origin=Origin(span_of(node), f"built by `{base.rsplit('.', 1)[-1]}.__init__` "
+                                                     f"(`super().__init__()` at line {node.lineno})"))
+            me.obj.attrs[name] = Val("module", obj=child)
+            me.obj.children.add(name)
+
+    def library_children_of(self, info: ClassInfo) -> tuple[str, tuple] | None:
+        """The first base of `info` that is a model library's module class with submodules its `__init__`
+        builds (generated knowledge), qualified, with their names."""
+        index = info.home or self.index
+        for b in info.bases:
+            q = index.qualify(b) if b else ""
+            if FW.LIBRARY_MODULE_CHILDREN.get(q):
+                return q, FW.LIBRARY_MODULE_CHILDREN[q]
+        return None
 
     def super_member(self, sup: Val, attr: str) -> Val:
         """`super().attr`: the first base class (same file or project) that defines it, bound to self."""

@@ -278,7 +278,7 @@ class Library:
             a = frame.node.args
             first = (a.posonlyargs + a.args)[:1]
             inst = frame.env.get(first[0].arg) if first else None
-        if owner is None or inst is None or not owner.base_infos:
+        if owner is None or inst is None or not (owner.base_infos or self.library_children_of(owner)):
             return UNKNOWN
         return Val("super", func=owner, bound=inst)
 
