@@ -58,6 +58,8 @@ def torch_knowledge() -> dict:
         tables[table] = sorted(set(tables[table]) | set(added))
         if added:
             applied[table] = added
+    tables["same_device_predicates"] = sorted(overrides.SAME_DEVICE_PREDICATES)
+    applied["same_device_predicates"] = dict(overrides.SAME_DEVICE_PREDICATES)
     tables["overrides"] = applied
     return {"_header": _header("torch API facts", {"torch": torch.__version__}), **tables}
 

@@ -20,6 +20,12 @@ NON_TENSOR_METHODS = {
 SEQUENCE_OPS = {
     "meshgrid": "aten meshgrid: TORCH_CHECK that all tensors have the same device",
 }
+# Calls that return a Python bool (so read as non-tensor by their annotations) yet compare two tensors
+# element by element: their tensors must share a device.
+SAME_DEVICE_PREDICATES = {
+    "equal": "at::equal: TORCH_CHECK that both tensors are on the same device (eq(...).all() before 1.13)",
+    "allclose": "isclose(...).all(): an element-wise TensorIterator op over both tensors",
+}
 # torch.* calls that take tensors on several devices by design or are not ops on tensors.
 MIXING_OK = {
     "save": "serialises tensors from any device",

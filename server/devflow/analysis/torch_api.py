@@ -38,6 +38,8 @@ MAP_LOCATION_LOADERS = _TORCH["map_location_loaders"]
 SEQUENCE_OPS = frozenset(_TORCH["sequence_ops"])
 # torch.* names that are not ops on tensors (classes, submodules, non-tensor results): never checked.
 MIXING_OK = frozenset(_TORCH["non_tensor_functions"])
+# Return a Python bool, yet compare two tensors element-wise (`torch.equal`, `Tensor.allclose`): one device.
+SAME_DEVICE_PREDICATES = frozenset(_TORCH["same_device_predicates"])
 # Tensor methods that do not return a tensor on the receiver's device.
 NON_TENSOR_METHODS = frozenset(_TORCH["non_tensor_methods"])
 # Tensor methods whose result is on another device (they take device=, or are .cpu() / .type()).

@@ -155,6 +155,24 @@ def _registered_lists(cls) -> set[str]:
     return out
 
 
+def _moved_lists(cls) -> set[str]:
+    """Plain containers whose modules the class moves itself: `for m in self.metrics.values(): m.to(self.device)`
+    (in a hook that runs before they are used, `on_fit_start` say): each module is where the class puts it."""
+    out: set[str] = set()
+    for fn in cls.methods.values():
+        for loop in walk(fn):
+            if not isinstance(loop, ast.For):
+                continue
+            holders = {a for n in walk(loop.iter) if (a := _self_attr(n))}
+            names = {n.id for n in walk(loop.target) if isinstance(n, ast.Name)}
+            if not holders or not names:
+                continue
+            if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("to", "cuda")
+                   and isinstance(n.func.value, ast.Name) and n.func.value.id in names for b in loop.body for n in walk(b)):
+                out |= holders
+    return out
+
+
 def _wrapped_lists(ctx: Context, cls) -> set[str]:
     """Plain lists whose modules the class registers by handing them to a torch.nn container:
     `self.body = nn.Sequential(*self.layers)` (the same module objects, now children)."""
@@ -224,7 +242,7 @@ class ModulesInPythonContainer(Rule):
                         name = _self_attr(st.targets[0].value)
                         if name and _module_ctor(ctx, st.value):
                             filled.add(name)
-            registered = _registered_lists(cls) | _wrapped_lists(ctx, cls)
+            registered = _registered_lists(cls) | _wrapped_lists(ctx, cls) | _moved_lists(cls)
             for name, st in empties.items():
                 if name not in filled or assigns.get(name, 0) > 1 or name in registered:
                     continue

@@ -762,6 +762,9 @@ class Expressions:
         if it.kind == "tensor" and it.batch:  # keys of a dict batch, or the tensors of a tuple batch
             return UNKNOWN
         if it.kind == "tensor":
+            # a row of the tensor: 0-dim for a 1-D tensor, one dimension less for one known to have two or more
+            if it.dims >= 2:
+                return Val("tensor", it.dev, it.origin, dims=it.dims - 1)
             return Val("tensor", it.dev, it.origin, scalar=True)
         if it.kind == "params" and it.obj is not None:
             o = it.obj

@@ -12,6 +12,7 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind
 from devflow.analysis.interp.modules import tree_device
+from devflow.analysis.interp.tensors import values_indices
 
 
 
@@ -406,6 +407,12 @@ class Library:
             obj = Obj("dataset", qual=q)
             obj.items = [a for a in args]
             return Val("obj", obj=obj)
+        if rest == "cuda.current_device" and not args:
+            # the index of the current GPU: `.to(torch.cuda.current_device())` moves there, as a bare "cuda" does
+            return Val("device", CUDA, Origin(span_of(node), f"the current GPU (line {node.lineno})"))
+        if rest in T.SAME_DEVICE_PREDICATES:
+            self.check_mix(node, [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"], frame)
+            return UNKNOWN  # a Python bool
         if last in T.MIXING_OK or rest.startswith(("cuda.", "distributed.", "jit.", "backends.", "amp.", "autograd.", "testing.",
                                                    "onnx.", "fx.", "export.", "compiler.", "_dynamo", "utils.", "hub.", "profiler.")):
             return UNKNOWN
@@ -435,6 +442,9 @@ class Library:
         if vals:
             if self.check_mix(node, vals, frame):
                 return UNKNOWN
+            if len(vals) == 1 and args and args[0] is vals[0][0] and \
+                    (pair := values_indices(node, last, args[0], node.args, 1)) is not None:
+                return pair  # `torch.max(t, dim=1)`: (values, indices)
             res = self.result_of([v for v, _ in vals])
             if last in ("meshgrid", "broadcast_tensors") :
                 return Val("obj", obj=Obj("tuple"), elem=res)

@@ -73,21 +73,32 @@ class Tensors:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, value])))
         if name in ("item", "tolist"):
             return UNKNOWN
+        if name == "type_as" and args and args[0].kind == "tensor":
+            # `t.type(other.type())`: the other tensor's type string names its device type ("torch.cuda.FloatTensor"):
+            # a cpu `other` copies to the cpu, a cuda one keeps a cuda receiver where it is and copies a cpu one to the
+            # current GPU (listed among the non-tensor methods only to keep it out of the same-device check)
+            o = args[0]
+            dev = _type_device(Val("typestr", o.dev), t.dev) if o.dev is not None and o.dev.known and \
+                (o.dev.is_cpu or o.dev.kind == "cuda") else o.dev
+            return Val("tensor", dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
+                                             kind="placed") if dev != t.dev else t.origin, scalar=t.scalar, dims=t.dims)
+        if name in T.SAME_DEVICE_PREDICATES:
+            others = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+            if others:
+                self.check_mix(node, [(t, self.text(node.func.value))] + others, frame)
+            return UNKNOWN  # a Python bool
         if name in T.NON_TENSOR_METHODS:
             return UNKNOWN
         if name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor"):
             d = kwargs.get("device")
             return Val("tensor", d.dev if d is not None and d.kind == "device" else t.dev, t.origin)
-        if name == "type_as" and args and args[0].kind == "tensor":
-            # `t.type(other.type())`: the other tensor's type string names its device too ("torch.cuda.FloatTensor")
-            o = args[0]
-            return Val("tensor", o.dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
-                                               kind="placed") if o.dev != t.dev else t.origin, scalar=t.scalar)
         if name in ("copy_", "type_as", "masked_scatter_", "set_"):
             return t
         if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
             return UNKNOWN
         tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+        if not tensor_args and (pair := values_indices(node, name, t, node.args, 0)) is not None:
+            return pair
         if name in T.SHAPE_ARGUMENT_METHODS:
             tensor_args = []  # only the argument's shape is read
         if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
@@ -100,6 +111,55 @@ class Tensors:
                 or _names_inner_dim(node):
             scalar = False  # a maybe-0-dim value (`torch.tensor(ids)`) with dims added is not a cpu scalar any more
         return Val("tensor", t.dev, t.origin, scalar=scalar, dims=_dims_after(node, name, t))
+
+
+# Reductions along one dimension that return a (values, indices) pair: with a dim for the first five (without
+# one they return a single 0-dim tensor), always for the others.
+_PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
+_PAIR_ALWAYS = frozenset({"kthvalue", "sort", "topk", "cummax", "cummin"})
+_PAIR_KEEPS_SHAPE = frozenset({"sort", "topk", "cummax", "cummin"})
+
+
+def values_indices(node, name: str, t: Val, rest: list, first: int) -> Val | None:
+    """`t.max(1)`, `torch.max(t, dim=1)`, `t.topk(k)`: a namedtuple (values, indices), each on `t`'s device, not
+    one tensor; so `t.max(1)[1]` is the indices tensor, not an element of a tensor. A reduction along dim d >= 1
+    proves `t` has d + 1 dimensions, so its results keep at least one: not 0-dim (a 0-dim cpu tensor would mix
+    with any device, a 1-D one does not). `rest` are the call's argument nodes after `t`, from index `first`."""
+    if name not in _PAIR_WITH_DIM and name not in _PAIR_ALWAYS:
+        return None
+    kw = {k.arg: k.value for k in node.keywords if k.arg}
+    if any(k.arg is None for k in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+        return None
+    pos = rest[first:]
+    dim_node = kw.get("dim")
+    if name in _PAIR_WITH_DIM:
+        dim_node = dim_node if dim_node is not None else (pos[0] if pos else None)
+        if dim_node is None or not _int_literal(dim_node):
+            return None  # no dim (a 0-dim result) or a second tensor (`torch.max(a, b)`, element-wise)
+    elif name == "kthvalue":
+        dim_node = dim_node if dim_node is not None else (pos[1] if len(pos) > 1 else None)
+    keepdim = kw.get("keepdim")
+    if name in _PAIR_KEEPS_SHAPE or isinstance(keepdim, ast.Constant) and keepdim.value is True:
+        scalar, dims = t.scalar, t.dims
+    else:
+        d = _int_literal(dim_node) if dim_node is not None else None
+        if d is not None and (d >= 1 or d <= -2):
+            scalar, dims = False, (d + 1 if d >= 0 else -d) - 1
+        elif t.dims >= 2:
+            scalar, dims = False, t.dims - 1
+        else:
+            scalar, dims = True, 0
+    values = Val("tensor", t.dev, t.origin, scalar=scalar, dims=dims)
+    indices = Val("tensor", t.dev, t.origin, scalar=scalar, dims=dims)
+    return Val("obj", obj=Obj("tuple", qual="namedtuple", items=[values, indices],
+                              attrs={"values": values, "indices": indices}))
+
+
+def _int_literal(n) -> int | None:
+    if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.Constant) \
+            and type(n.operand.value) is int:
+        return -n.operand.value
+    return n.value if isinstance(n, ast.Constant) and type(n.value) is int else None
 
 
 def _dims_after(node, name: str, t: Val) -> int:
