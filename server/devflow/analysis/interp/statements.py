@@ -651,7 +651,7 @@ class Statements:
         """The value of a name after two paths (an `if`'s branches, `x if c else y`, a registry's entries):
         `join`, and two modules alike stand for each other (`_modules_alike`). Not for a container's
         elements, where each module may run on its own (`for c in criteria` over unlike losses)."""
-        return _modules_alike(a, b) or _module_or_none(a, b) or _module_or_none(b, a) or self.join(a, b)
+        return _modules_alike(a, b) or self.join(a, b)
 
     def join_env(self, a: dict, b: dict) -> dict:
         out = dict(a)
@@ -692,15 +692,6 @@ def _modules_alike(a: Val, b: Val) -> Val | None:
     if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
         return None
     return a
-
-
-def _module_or_none(m: Val, none: Val) -> Val | None:
-    """`ema_model = deepcopy(actor)` on one path, `ema_model = None` on the other (an optional module): None
-    has no parameters and cannot be called, so wherever the value is used as a module it is that module
-    (as `x if c else None` is the other branch's value)."""
-    if m.kind == "module" and m.obj is not None and none.kind == "const" and none.const is None:
-        return m
-    return None
 
 
 def _callable_choice(a: Val, b: Val) -> Val | None:
