@@ -1,6 +1,6 @@
 # Library knowledge (server/devflow/knowledge/*.json) generated from the real packages: the installed
 # torch (TORCH_SPEC) and released wheels of timm, torchvision, transformers, peft, accelerate,
-# safetensors, diffusers, huggingface_hub (downloaded into .cache/knowledge, read by an ast scan; pins in
+# safetensors, diffusers, huggingface_hub, kornia (downloaded into .cache/knowledge, read by an ast scan; pins in
 # tools/knowledge/pins.py; also einops, tiktoken, torchtext, lightning, torch_geometric, pillow and the config
 # libraries yacs, easydict, addict for frameworks.json). The generated files are
 # committed; the engine loads them.

@@ -216,10 +216,37 @@ def _ancestry(classes: dict, name: str) -> list[str]:
     return out
 
 
+def device_factories(wheel: Path) -> dict:
+    """Public functions that create a tensor where their `device` parameter says: annotated to return a Tensor,
+    taking no tensor argument (nothing else to be placed by), with a `device` parameter defaulting to None
+    (the default device, as torch's factories do) or "cpu" (`kornia.create_meshgrid(h, w, device=None)`).
+    By package and function name -> the parameter's position and default; a name defined twice in the
+    package with different signatures is left out."""
+    found: dict[str, dict | None] = {}
+    for mod, tree in _modules(wheel):
+        for f in tree.body:
+            if not isinstance(f, FUNCS) or f.name.startswith("_") or f.returns is None:
+                continue
+            if ast.unparse(f.returns) not in ("Tensor", "torch.Tensor"):
+                continue
+            params = f.args.posonlyargs + f.args.args
+            if any(a.annotation is not None and "Tensor" in ast.unparse(a.annotation) for a in params + f.args.kwonlyargs):
+                continue
+            has, default = _param_default(f, "device")
+            if not has or default not in (None, "None", "cpu"):
+                continue
+            pos = next((i for i, a in enumerate(params) if a.arg == "device"), None)
+            entry = {"position": pos, "default": "cpu" if default == "cpu" else None}
+            key = f"{mod.split('.', 1)[0]}.{f.name}"
+            found[key] = entry if found.get(key, entry) == entry else None
+    return {k: v for k, v in sorted(found.items()) if v is not None}
+
+
 def scan(wheel: Path, stateful: set[str], schedulers: set[str] = frozenset()) -> dict:
     cpu_default, device_map = loaders(wheel)
     return {"submodule_builders": submodule_builders(wheel, stateful), "cpu_default_loaders": cpu_default,
             "device_map_loaders": device_map,
             "device_map_methods": sorted({q.rsplit(".", 1)[-1] for q in device_map}),
             "scheduler_factories": scheduler_factories(wheel, schedulers),
-            "instance_constructors": instance_constructors(wheel)}
+            "instance_constructors": instance_constructors(wheel),
+            "device_factories": device_factories(wheel)}

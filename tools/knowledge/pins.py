@@ -16,6 +16,8 @@ LIBRARIES = {
     "diffusers": ["0.42.1"],
     # PyTorchModelHubMixin: project models load with `MyNet.from_pretrained(...)` (instance_constructors)
     "huggingface_hub": ["2.4.0"],
+    # functions creating tensors on their `device` parameter (device_factories): kornia.create_meshgrid ...
+    "kornia": ["0.9.0"],
 }
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}

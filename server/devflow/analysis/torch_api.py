@@ -112,6 +112,10 @@ INSTANCE_CONSTRUCTORS: dict[str, frozenset] = {}
 for _lib in SUBMODULE_BUILDERS:
     for _m, _e in _newest(_lib).get("instance_constructors", {}).items():
         INSTANCE_CONSTRUCTORS[_m] = INSTANCE_CONSTRUCTORS.get(_m, frozenset()) | {(_lib, c) for c in _e["classes"]}
+# Library functions creating a tensor on their `device` parameter (default: None, the default device, or
+# "cpu"), taking no tensor: (package, function name) -> {"position": index or None, "default": None | "cpu"}.
+DEVICE_FACTORIES = {(q.split(".", 1)[0], q.rsplit(".", 1)[-1]): e for lib in SUBMODULE_BUILDERS
+                    for q, e in _newest(lib).get("device_factories", {}).items()}
 # Keywords with which such a constructor (or a loader) puts its result somewhere of the caller's choosing.
 PLACING_KWARGS = frozenset({"device", "device_map", "map_location"})
 

@@ -51,6 +51,9 @@ class Library:
             return host_data()  # a package that never imports torch (PIL): its images live on the host
         if FW.SAME_DEVICE_FUNCTIONS.get(q) == "Tensor":
             return _same_device_result(q, args, kwargs)
+        factory = T.DEVICE_FACTORIES.get((q.split(".", 1)[0], q.rsplit(".", 1)[-1])) if "." in q else None
+        if factory is not None:
+            return self.library_factory(node, q, factory, args, kwargs)
         if q in FW.LIGHTNING_TRAINERS:
             return Val("obj", obj=Obj("lightning_trainer", qual=q))
         if q in FW.HF_TRAINERS:
@@ -267,6 +270,29 @@ class Library:
             el = self.iter_elem(args[0], None, frame)
             return el if el.kind == "tensor" else UNKNOWN
         return UNKNOWN
+
+    def library_factory(self, node, q: str, factory: dict, args, kwargs) -> Val:
+        """`kornia.create_meshgrid(h, w)`: a library function that creates its tensor where its `device`
+        parameter says, the default device (or the cpu) when it is not given (generated knowledge)."""
+        pos = factory.get("position")
+        given = kwargs.get("device", args[pos] if pos is not None and pos < len(args) else None)
+        name = q.rsplit(".", 1)[-1]
+        if given is not None and given.kind == "const" and given.const is None:
+            given = None  # device=None: the default, as when not given
+        if given is None:
+            if "__opaque__" in kwargs:
+                return UNKNOWN
+            if factory.get("default") == "cpu":
+                return Val("tensor", CPU, Origin(span_of(node), f"created by `{name}()` at line {node.lineno} on the cpu "
+                                                                "(its default device)"))
+            if not self.default_dev.known:
+                return UNKNOWN
+            return Val("tensor", self.default_dev,
+                       Origin(span_of(node), f"created by `{name}()` at line {node.lineno} without device= (the default device)"))
+        dev = self._as_device(given)
+        if dev is None or not dev.known:
+            return UNKNOWN
+        return Val("tensor", dev, Origin(span_of(node), f"created by `{name}()` on {dev.render()} at line {node.lineno}"))
 
     def super_of(self, frame, args) -> Val:
         """`super()` in a method (or `super(Cls, self)`): the instance, seen from the class's bases."""
