@@ -160,6 +160,9 @@ class Calls:
                 if found is not None:
                     fn, owner = found
                     decos = decorators(fn)
+                    if "property" in decos:
+                        # `nli.model(**enc)`: the getter runs first; what it returns is what is called
+                        return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
                     kind = method_kind(decos, "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
                 added = self.added_member(obj.cls, attr)
