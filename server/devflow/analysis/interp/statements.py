@@ -205,8 +205,30 @@ class Statements:
             gpu = db if da.is_cpu else da if db.is_cpu else None
             if gpu is None or not (gpu.kind == "cuda" or gpu.kind == "sym" and gpu.accel):
                 continue
-            frame.env[name] = Val("device", Dev("sym", key=("if-device", id(st), name), text=name, accel=True),
+            chosen = Dev("sym", key=("if-device", id(st), name), text=name, accel=True)
+            frame.env[name] = Val("device", chosen,
                                   Origin(span_of(st.test), f"chosen by `{self.text(st.test)}` at line {st.lineno}"))
+            self._placed_on_chosen_device(before, env_body, env_else, da, db, chosen, frame)
+
+    def _placed_on_chosen_device(self, before: dict, env_body: dict, env_else: dict, da: Dev, db: Dev,
+                                 chosen: Dev, frame: Frame) -> None:
+        """`if args.test_mode: model = GPT(cfg); device = "cpu"; model.to(device) else: model = GPT(cfg);
+        device = ...; model.to(device)`: a model of one class built on each branch and moved there to the
+        device that branch chose is one model on the chosen device after the `if` (as a model built
+        before it and moved to the chosen device after it would be)."""
+        for name, a in env_body.items():
+            b = env_else.get(name)
+            if b is None or a is b or a is before.get(name) or b is before.get(name):
+                continue
+            if a.kind != "module" or b.kind != "module" or a.obj is None or b.obj is None or a.obj is b.obj:
+                continue
+            oa, ob = a.obj, b.obj
+            if oa.cls is None or oa.cls is not ob.cls or oa.dispatched or ob.dispatched or \
+                    oa.moved is None or ob.moved is None or oa.dev != da or ob.dev != db:
+                continue
+            kept = b if da.is_cpu else a  # the accelerator branch's model stands for both
+            kept.obj.dev = chosen
+            frame.env[name] = kept
 
     def _moved_on_one_branch(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
         """`if use_gpu: x = x.cuda()`: a tensor moved to an accelerator on one branch only is on the device
