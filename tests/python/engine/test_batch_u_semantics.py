@@ -6,7 +6,17 @@ and on the neighbours that must stay silent:
   the inputs;
 - a model of one class built and moved on each branch of the `if` that chooses the device (cpu in a test
   mode, the accelerator otherwise) is one model on the chosen device after the `if`, as one built before
-  it and moved after it would be: a head assigned afterwards stays on the cpu."""
+  it and moved after it would be: a head assigned afterwards stays on the cpu;
+- devices configured from the environment as a command-line option is (by the default's value): an
+  `os.getenv` whose fallback names an accelerator is that variable's accelerator; a placeholder string that
+  is no device (`cuda_core = ""`) joined with an accelerator is the accelerator wherever it serves as one;
+- an uncalled decorated top-level function (a web route, a startup hook) is an entry point whose calls are
+  followed; a thread pool's `submit(fn, *args)` / `asyncio.to_thread` run `fn(*args)`, the future its result;
+- one of several objects of project classes (a backend picked by what is on disk, a factory's `return
+  T5Model()` / `return HFModel()`, an attribute set on both branches): a method called on it runs each one's;
+  the models their methods return stay a choice that `.to()` moves one by one;
+- a tokenizer's output stays a BatchEncoding when a helper returns it (its `.to()` moves it in place), and
+  one made without `return_tensors` holds Python lists: `torch.tensor(enc.input_ids)` is on the cpu."""
 
 from __future__ import annotations
 
@@ -230,3 +240,212 @@ def test_model_per_branch_silent_when_the_head_comes_before_the_move_or_the_clas
             return model
     """})
     assert _codes(tmp_path, "train.py") == []
+
+
+# ---- devices configured from the environment, on the terms of a command-line option
+def test_environment_variable_with_an_accelerator_fallback_is_the_accelerator(tmp_path):
+    _project(tmp_path, {"serve.py": """
+        import os
+        import torch
+        from torch import nn
+
+        core = os.getenv("CUDA_CORE")
+        if core is None or core == "":
+            core = "cuda:0"
+        m = nn.Linear(3, 3).to(core)
+        m(torch.zeros(2, 3))
+
+        dev = os.environ.get("DEVICE", "cuda")
+        m2 = nn.Linear(3, 3).to(dev)
+        m2(torch.zeros(2, 3))
+
+        dev3 = os.getenv("DEVICE3") or "cuda:1"
+        m3 = nn.Linear(3, 3).to(dev3)
+        m3(torch.zeros(2, 3))
+    """})
+    assert _codes(tmp_path, "serve.py") == [(9, "DEV201"), (13, "DEV201"), (17, "DEV201")]
+
+
+def test_flag_gated_environment_device_through_a_startup_hook_into_a_backend_class_split_into_files(tmp_path):
+    _project(tmp_path, {"backend.py": """
+        import torch
+        from transformers import CLIPModel, CLIPProcessor
+
+
+        class Embedder:
+            def __init__(self, cuda, cuda_core):
+                device = "cpu"
+                if cuda:
+                    device = cuda_core
+                self.model = CLIPModel.from_pretrained("./models/clip").to(device)
+                self.processor = CLIPProcessor.from_pretrained("./models/clip")
+
+            def texts(self, texts):
+                inputs = self.processor(text=texts, return_tensors="pt", padding=True)
+                return self.model(**inputs)
+    """, "app.py": """
+        import os
+        from fastapi import FastAPI
+        from backend import Embedder
+
+        app = FastAPI()
+        embedder: Embedder
+
+
+        @app.on_event("startup")
+        def startup():
+            global embedder
+            cuda_support = False
+            cuda_core = ""
+            if os.getenv("ENABLE_CUDA") == "1":
+                cuda_support = True
+                cuda_core = os.getenv("CUDA_CORE")
+                if cuda_core is None or cuda_core == "":
+                    cuda_core = "cuda:0"
+            embedder = Embedder(cuda_support, cuda_core)
+
+
+        @app.post("/texts")
+        def texts(payload: list):
+            return embedder.texts(payload).tolist()
+    """})
+    assert _codes(tmp_path, "app.py") == [(24, "DEV202")]
+
+
+def test_environment_devices_silent_with_a_cpu_or_no_fallback_or_inputs_moved(tmp_path):
+    _project(tmp_path, {"serve.py": """
+        import os
+        import torch
+        from torch import nn
+
+        d1 = os.getenv("DEV1", "cpu")
+        nn.Linear(3, 3).to(d1)(torch.zeros(2, 3))
+        m1 = nn.Linear(3, 3).to(d1)
+        m1(torch.zeros(2, 3))
+
+        d2 = os.getenv("DEV2")
+        m2 = nn.Linear(3, 3).to(d2)
+        m2(torch.zeros(2, 3))
+
+        d3 = os.getenv("DEV3") or "cuda"
+        m3 = nn.Linear(3, 3).to(d3)
+        m3(torch.zeros(2, 3).to(d3))
+
+        core = ""
+        if os.getenv("ENABLE_CUDA") == "1":
+            core = "cuda:0"
+        m4 = nn.Linear(3, 3).to(core)
+        m4(torch.zeros(2, 3, device=core))
+    """})
+    assert _codes(tmp_path, "serve.py") == []
+
+
+# ---- one of several objects: a backend picked at run time, a factory's choice, work handed to a thread pool
+_BACKENDS = """
+    import torch
+    from transformers import AutoModel, AutoTokenizer, T5ForConditionalGeneration, T5Tokenizer
+
+
+    class Encoder:
+        def create(self, path):
+            self.model = AutoModel.from_pretrained(path)
+            self.tokenizer = AutoTokenizer.from_pretrained(path)
+            return self.model
+
+        def run(self, tokens, texts):
+            return self.model(**tokens)
+
+
+    class T5Encoder(Encoder):
+        def create(self, path):
+            self.model = T5ForConditionalGeneration.from_pretrained(path)
+            self.tokenizer = T5Tokenizer.from_pretrained(path)
+            return self.model
+
+        def run(self, tokens, texts):
+            labels = torch.tensor(self.tokenizer(texts, padding="longest").input_ids)
+            return self.model(input_ids=tokens["input_ids"], labels=labels)
+
+
+    def make_encoder(kind):
+        if kind == "t5":
+            return T5Encoder()
+        return Encoder()
+"""
+
+
+def test_factory_choice_moved_through_the_result_runs_each_backend(tmp_path):
+    _project(tmp_path, {"backends.py": _BACKENDS, "service.py": """
+        import asyncio
+        from concurrent.futures import ThreadPoolExecutor
+        from backends import make_encoder
+
+
+        class Service:
+            def __init__(self, path, kind, device):
+                self.encoder = make_encoder(kind)
+                self.model = self.encoder.create(path)
+                self.model.to(device)
+                self.pool = ThreadPoolExecutor()
+
+            def _embed(self, texts):
+                tokens = self.encoder.tokenizer(texts, padding=True, return_tensors="pt")
+                tokens.to(self.model.device)
+                return self.encoder.run(tokens, texts)
+
+            async def embed(self, texts):
+                return await asyncio.wrap_future(self.pool.submit(self._embed, texts))
+
+
+        async def main(kind):
+            service = Service("./model", kind, "cuda:0")
+            return await service.embed(["a b"])
+    """})
+    assert _codes(tmp_path, "service.py") == [(16, "DEV201")]
+
+
+def test_backend_picked_by_what_is_on_disk_is_either_one(tmp_path):
+    _project(tmp_path, {"backends.py": _BACKENDS, "service.py": """
+        import os
+        from backends import Encoder, T5Encoder
+
+
+        class Service:
+            def __init__(self, path):
+                if os.path.exists(os.path.join(path, "spiece.model")):
+                    self.encoder = T5Encoder()
+                else:
+                    self.encoder = Encoder()
+                self.encoder.create(path).to("cuda:0")
+
+            def embed(self, texts):
+                tokens = self.encoder.tokenizer(texts, padding=True, return_tensors="pt").to("cuda:0")
+                return self.encoder.run(tokens, texts)
+
+
+        Service("./model").embed(["a"])
+    """})
+    assert _codes(tmp_path, "service.py") == [(15, "DEV201")]
+
+
+def test_choices_silent_when_each_path_places_its_inputs(tmp_path):
+    _project(tmp_path, {"backends.py": _BACKENDS.replace(
+        'labels = torch.tensor(self.tokenizer(texts, padding="longest").input_ids)',
+        'labels = torch.tensor(self.tokenizer(texts, padding="longest").input_ids, device=tokens["input_ids"].device)'),
+        "service.py": """
+        from backends import make_encoder
+
+
+        def helper_tokens(encoder, texts):
+            return encoder.tokenizer(texts, padding=True, return_tensors="pt")
+
+
+        def main(kind, device):
+            encoder = make_encoder(kind)
+            model = encoder.create("./model")
+            model.to("cuda:0")
+            tokens = helper_tokens(encoder, ["a"])
+            tokens.to("cuda:0")
+            return encoder.run(tokens, ["a"])
+    """})
+    assert _codes(tmp_path, "service.py") == []

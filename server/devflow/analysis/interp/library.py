@@ -21,6 +21,8 @@ class Library:
         mg = self.multigpu_call(node, q, args, kwargs, frame)
         if mg is None:
             mg = self.record_call(node, q, args, kwargs)
+        if mg is None:
+            mg = self.thread_call(node, q, args, kwargs, frame)
         if mg is not None:
             return mg
         if q.startswith("builtins."):
