@@ -16,7 +16,10 @@ and on the neighbours that must stay silent:
   T5Model()` / `return HFModel()`, an attribute set on both branches): a method called on it runs each one's;
   the models their methods return stay a choice that `.to()` moves one by one;
 - a tokenizer's output stays a BatchEncoding when a helper returns it (its `.to()` moves it in place), and
-  one made without `return_tensors` holds Python lists: `torch.tensor(enc.input_ids)` is on the cpu."""
+  one made without `return_tensors` holds Python lists: `torch.tensor(enc.input_ids)` is on the cpu;
+- a library model's submodule called directly (`clip_model.text_model(**inputs)`, knowledge
+  `called_submodules`: attributes its classes set in `__init__` and call in their own methods) runs
+  parameters that sit where the model is."""
 
 from __future__ import annotations
 
@@ -449,3 +452,45 @@ def test_choices_silent_when_each_path_places_its_inputs(tmp_path):
             return encoder.run(tokens, ["a"])
     """})
     assert _codes(tmp_path, "service.py") == []
+
+
+# ---- a library model's submodule called directly
+def test_library_model_submodule_called_directly_meets_the_inputs(tmp_path):
+    _project(tmp_path, {"embed.py": """
+        import torch
+        from transformers import CLIPModel, CLIPProcessor
+
+
+        class TextEmbedder:
+            def __init__(self, path):
+                self.clip = CLIPModel.from_pretrained(path).to("cuda")
+                self.processor = CLIPProcessor.from_pretrained(path)
+
+            def __call__(self, texts):
+                inputs = self.processor(text=texts, return_tensors="pt", padding=True)
+                pooled = self.clip.text_model(**inputs)[1]
+                return self.clip.text_projection(pooled)
+
+
+        print(TextEmbedder("openai/clip-vit-base-patch32")(["a"]).shape)
+    """})
+    assert _codes(tmp_path, "embed.py") == [(11, "DEV202")]
+
+
+def test_library_model_submodule_silent_when_inputs_are_moved_or_the_model_stays(tmp_path):
+    _project(tmp_path, {"embed.py": """
+        import torch
+        from transformers import CLIPModel, CLIPProcessor
+
+        clip = CLIPModel.from_pretrained("openai/clip-vit-base-patch32").to("cuda")
+        processor = CLIPProcessor.from_pretrained("openai/clip-vit-base-patch32")
+        inputs = processor(text=["a"], return_tensors="pt", padding=True).to("cuda")
+        pooled = clip.text_model(**inputs)[1]
+        feats = clip.text_projection(pooled)
+
+        cpu_clip = CLIPModel.from_pretrained("openai/clip-vit-base-patch32")
+        more = processor(text=["b"], return_tensors="pt", padding=True)
+        out = cpu_clip.vision_model(pixel_values=torch.rand(1, 3, 224, 224))
+        txt = cpu_clip.text_model(**more)
+    """})
+    assert _codes(tmp_path, "embed.py") == []

@@ -529,6 +529,11 @@ class Modules:
             return Val("const", const=None)
         if name == "get_input_embeddings":
             return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
+        if obj.cls is None and name in FW.CALLED_SUBMODULES.get(obj.qual.split(".", 1)[0], ()):
+            # `clip_model.text_model(**inputs)`: a submodule of a library model (its own code calls it), where
+            # the model's parameters are; what it returns is not modelled
+            self.call_module(node, mod, args, kwargs, frame, method=name)
+            return UNKNOWN
         if obj.cls is None and name in FW.MODULE_INPUT_METHODS.get(obj.qual.split(".", 1)[0], ()):
             # a library model's method that runs its submodules on the arguments (`get_text_features`): its
             # inputs meet the model's parameters; what it returns (an output object, a tuple) is not modelled
