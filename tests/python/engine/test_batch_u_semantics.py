@@ -494,3 +494,54 @@ def test_library_model_submodule_silent_when_inputs_are_moved_or_the_model_stays
         txt = cpu_clip.text_model(**more)
     """})
     assert _codes(tmp_path, "embed.py") == []
+
+
+def test_wrapper_objects_chosen_on_branches_silent_when_a_delegated_move_is_not_followed(tmp_path):
+    _project(tmp_path, {"infer.py": """
+        import torch
+        from torch import nn
+
+
+        class BigUNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.label_emb = nn.Linear(4, 4)
+
+            def forward(self, x, y):
+                return x + self.label_emb(y)
+
+
+        class SmallUNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(4, 4)
+
+            def forward(self, x, y):
+                return x + self.proj(y)
+
+
+        class InferBig:
+            def __init__(self, unet):
+                self.delegate = unet
+
+            def __getattr__(self, name):
+                return getattr(self.delegate, name)
+
+            def __call__(self, x, y):
+                return self.delegate(x, y)
+
+
+        class InferSmall(InferBig):
+            pass
+
+
+        def main(sdxl, device):
+            if sdxl:
+                unet = InferBig(BigUNet())
+            else:
+                unet = InferSmall(SmallUNet())
+            unet.to(device)
+            x = torch.zeros(2, 4).to(device)
+            return unet(x, torch.ones(2, 4).to(device))
+    """})
+    assert _codes(tmp_path, "infer.py") == []

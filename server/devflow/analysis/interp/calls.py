@@ -83,6 +83,8 @@ class Calls:
                 return self._call_each(node, choices, None, args, kwargs, frame, self.join_paths)
             if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
                 # one of several callables (a criterion picked by an option): each is a path that runs
+                if getattr(fval.obj, "opaque", False):
+                    return UNKNOWN  # objects changed by code this run does not follow (`member_of_each`)
                 if recv is not None and instances_of_choice(recv) is not None:  # a method of one of several objects
                     return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)

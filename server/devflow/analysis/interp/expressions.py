@@ -186,6 +186,12 @@ class Expressions:
         vals = [self.e_Attribute_from(item, node) for item in choice.obj.items]
         if all(v.kind == "func" for v in vals):
             return Val("obj", obj=Obj("choice", items=vals))
+        if any(v.kind == "method" for v in vals):
+            # a member none of this run's code defines (a wrapper's `__getattr__` handing `.to()` to the model it
+            # wraps, a library base's method): what it does to the objects is not followed, so from here on
+            # nothing is said about them through this choice
+            choice.obj.opaque = True  # type: ignore[attr-defined]
+            return UNKNOWN
         out = vals[0]
         for v in vals[1:]:
             out = self.join_paths(out, v)
@@ -1024,7 +1030,7 @@ def _is_instance(v: Val) -> bool:
 def instances_of_choice(v: Val) -> list[Val] | None:
     """The objects a choice made by `_instance_choice` stands for; None for any other value."""
     if v.kind == "obj" and v.obj is not None and v.obj.kind == "choice" and v.obj.items and \
-            all(_is_instance(i) for i in v.obj.items):
+            not getattr(v.obj, "opaque", False) and all(_is_instance(i) for i in v.obj.items):
         return v.obj.items
     return None
 

@@ -188,16 +188,16 @@ class Statements:
 
     def _attrs_set_on_both_branches(self, body_writes: list, else_writes: list) -> None:
         """`if path.exists(a): self.backend = A() else: self.backend = B()`: an attribute each branch sets holds
-        either value after the `if` (`join_alternatives`: a choice of the two objects or models ...), not the
-        one the branch run last wrote: for objects of project classes and models (a choice of them); other values,
-        and one set on a single branch, keep the value written last (as before)."""
+        either value after the `if` (a choice of the two objects of project classes), not the one the branch
+        run last wrote; other values (models: the moves that reach them through other holders are not
+        tracked on a choice), and one set on a single branch, keep the value written last (as before)."""
         last_body = {(id(o), n): (o, v) for o, n, v in body_writes}
         last_else = {(id(o), n): v for o, n, v in else_writes}
         for key, (obj, v_body) in last_body.items():
             v_else = last_else.get(key)
             if v_else is not None and v_else is not v_body and obj.attrs.get(key[1]) is v_else:
-                j = self.join_alternatives(v_body, v_else)
-                if j.kind == "obj" and j.obj is not None and j.obj.kind == "choice":
+                j = _instance_choice(v_body, v_else)
+                if j is not None:
                     obj.attrs[key[1]] = j  # (other values keep the last write, as before: no blur to unknown)
 
     def _offloaded_on_one_branch(self, st, body_moves: list, else_moves: list, frame: Frame) -> None:
