@@ -535,7 +535,8 @@ def test_wrapper_objects_chosen_on_branches_silent_when_a_delegated_move_is_not_
             pass
 
 
-        def main(sdxl, device):
+        def main(sdxl):
+            device = "cuda"
             if sdxl:
                 unet = InferBig(BigUNet())
             else:
