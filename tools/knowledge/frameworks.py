@@ -625,6 +625,37 @@ def module_input_methods(wheel: Path, package: str, module_methods: set[str]) ->
     return sorted(found)
 
 
+def called_submodules(wheel: Path, package: str, module_methods: set[str]) -> list[str]:
+    """Attribute names a library's torch.nn.Module classes set in `__init__` and then call in their own
+    methods (`CLIPModel.__init__` sets `self.text_model = text_model.text_model`, `get_text_features` calls
+    `self.text_model(input_ids=...)`; `self.text_projection = nn.Linear(...)`): submodules of the model, so
+    user code calling `model.text_model(**inputs)` runs parameters that sit where the model is. Names that
+    are methods of any module class of the package, and torch.nn.Module's own, are left out. By name over
+    the package."""
+    trees = _modules(wheel, f"{package}/")
+    modules = set(module_classes(wheel, package))
+    called: set[str] = set()
+    methods: set[str] = set()
+    for mod, tree in trees.items():
+        mod_name = mod.removesuffix(".__init__")
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            if f"{mod_name}.{cls.name}" not in modules:
+                continue
+            fns = [f for f in cls.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            methods |= {f.name for f in fns}
+            init = next((f for f in fns if f.name == "__init__"), None)
+            if init is None:
+                continue
+            set_in_init = {t.attr for st in ast.walk(init) if isinstance(st, ast.Assign)
+                           for t in st.targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"}
+            for f in fns:
+                for c in (n for n in ast.walk(f) if isinstance(n, ast.Call)):
+                    if isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) and \
+                            c.func.value.id == "self" and c.func.attr in set_in_init and (c.args or c.keywords):
+                        called.add(c.func.attr)
+    return sorted(n for n in called - methods - module_methods if not n.startswith("_"))
+
+
 def trainer_hooks(wheel: Path) -> dict:
     """transformers' Trainer: the methods it calls with the model and a batch already on the training device.
 

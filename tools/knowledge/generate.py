@@ -122,6 +122,9 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
                                                                           {n for n in dir(torch.nn.Module) if not n.startswith("_")})
                                      for lib in pins.INPUT_METHOD_LIBRARIES},
+            "called_submodules": {lib: frameworks.called_submodules(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
+                                                                    {n for n in dir(torch.nn.Module) if not n.startswith("_")})
+                                  for lib in pins.INPUT_METHOD_LIBRARIES},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},

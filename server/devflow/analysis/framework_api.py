@@ -69,6 +69,9 @@ STATEFUL_LIBRARY_MODULES = frozenset(q for qs in _F.get("stateful_library_module
 # Public methods of a library's models that run the model's submodules on their arguments, by library
 # (`CLIPModel.get_text_features`, `AutoencoderKL.encode`): a tensor on another device fails as in `model(x)`.
 MODULE_INPUT_METHODS = {lib: frozenset(ms) for lib, ms in _F.get("module_input_methods", {}).items()}
+# Attributes a library's models set in __init__ and call in their own methods (`CLIPModel.text_model`,
+# `.text_projection`), by library: submodules, where the model's parameters are.
+CALLED_SUBMODULES = {lib: frozenset(ms) for lib, ms in _F.get("called_submodules", {}).items()}
 
 # transformers' Trainer: its classes, and the hooks it calls with the model and the batch already on
 # `args.device` (hook -> positions of its `model` / `inputs` parameters after self): `compute_loss`.

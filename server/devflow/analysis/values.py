@@ -118,6 +118,7 @@ def host_data() -> Val:
     return Val("obj", obj=Obj("host", qual="numpy"))
 
 
+LIST_ENCODING = "BatchEncoding of lists"  # a tokenizer's output without return_tensors: host data, entries lists of ints
 COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place

@@ -15,10 +15,12 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `library`: torch / builtins / transformers / torchvision calls, from the `torch_api` tables.
 - `reporting`: proven mixes turned into findings with fix plans.
 - `multigpu`: the current CUDA device, per-process rank devices, DataParallel / DDP placement.
+- `env_devices`: devices configured from the environment (an accelerator fallback), placeholder strings.
 - `records`: SimpleNamespace and namedtuple records; CUDA is available in the analysed world.
 - `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
-- `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks.
+- `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
+  thread pools.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
 

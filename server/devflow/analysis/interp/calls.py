@@ -14,6 +14,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
+from devflow.analysis.interp.expressions import instances_of_choice
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.entries import is_lightning_trainer
 
@@ -82,6 +83,10 @@ class Calls:
                 return self._call_each(node, choices, None, args, kwargs, frame, self.join_paths)
             if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
                 # one of several callables (a criterion picked by an option): each is a path that runs
+                if getattr(fval.obj, "opaque", False):
+                    return UNKNOWN  # objects changed by code this run does not follow (`member_of_each`)
+                if recv is not None and instances_of_choice(recv) is not None:  # a method of one of several objects
+                    return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
             return self.call(node, fval, recv, args, kwargs, frame)
         except RecursionError:
@@ -184,6 +189,8 @@ class Calls:
         attr = node.attr
         if attr == "apply" and (fn := autograd_apply_of(base)) is not None:
             return fn
+        if instances_of_choice(base) is not None:
+            return self.member_of_each(base, node)
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
             if attr in obj.attrs:
@@ -193,6 +200,9 @@ class Calls:
                 if found is not None:
                     fn, owner = found
                     decos = decorators(fn)
+                    if "property" in decos:
+                        # `nli.model(**enc)`: the getter runs first; what it returns is what is called
+                        return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, base, node)
                     kind = method_kind(decos, "method")
                     return Val("func", func=FuncRef(fn, None, owner, kind), bound=base)
                 added = self.added_member(obj.cls, attr)

@@ -104,8 +104,9 @@ class Driver:
             owner = self.index.parent_class.get(id(fn))
             if owner is None and id(fn) not in top:
                 continue  # nested functions run with their parent
-            # an uncalled top-level function is an entry point (main() run by fire/typer/...): follow its calls
-            entry = owner is None and calls.get(fn.name, 0) <= 1 and not fn.decorator_list
+            # an uncalled top-level function is an entry point (main() run by fire/typer/...; a route or startup
+            # hook a web framework runs, `@app.post(...)`, `@asynccontextmanager` lifespan): follow its calls
+            entry = owner is None and calls.get(fn.name, 0) <= 1
             self.run_standalone(fn, owner, follow=entry)
         self.run_inherited_hooks()
 

@@ -11,11 +11,12 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.env_devices import configured_join, is_env_read
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
-from devflow.analysis.interp.library import named_at_run_time
+from devflow.analysis.interp.frameworks.threads import awaited
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -128,6 +129,8 @@ class Expressions:
                 # `batch.src` of a torchtext batch: the field's tensor, or its (tensor, lengths) tuple
                 return Val("tensor", base.dev, base.origin, batch=COLLATED, text=self.text(node))
             return UNKNOWN
+        if instances_of_choice(base) is not None:
+            return self.member_of_each(base, node)
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
             if attr in obj.attrs:
@@ -167,6 +170,8 @@ class Expressions:
                 self.optimizer_state_read(obj)
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
+            if obj.kind == "host" and not attr.startswith("_"):  # `arr.T`: still host data
+                return _token_ids() if obj.qual == LIST_ENCODING else host_data()
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
         member = class_member(base, attr)
         if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo):
@@ -176,6 +181,23 @@ class Expressions:
             # namespace of names), on the same terms as through an instance
             return self.class_constant(base.func, attr) or member
         return member
+
+    def member_of_each(self, choice: Val, node: ast.Attribute) -> Val:
+        """`backend.vectorize` of one of several objects (`instances_of_choice`): their methods as a choice
+        (a call runs each), else the join of their attributes over the paths."""
+        vals = [self.e_Attribute_from(item, node) for item in choice.obj.items]
+        if all(v.kind == "func" for v in vals):
+            return Val("obj", obj=Obj("choice", items=vals))
+        if any(v.kind == "method" for v in vals):
+            # a member none of this run's code defines (a wrapper's `__getattr__` handing `.to()` to the model it
+            # wraps, a library base's method): what it does to the objects is not followed, so from here on
+            # nothing is said about them through this choice
+            choice.obj.opaque = True  # type: ignore[attr-defined]
+            return UNKNOWN
+        out = vals[0]
+        for v in vals[1:]:
+            out = self.join_paths(out, v)
+        return out
 
     def class_table(self, cls, attr: str) -> Val | None:
         """`self.METRICS[name]` where the class body says `METRICS = {"accuracy": accuracy, ...}`: a registry
@@ -277,7 +299,7 @@ class Expressions:
                     return obj.keys[idx.const]
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
-                return host_data()
+                return _token_ids() if obj.qual == LIST_ENCODING else host_data()
             if obj.kind in ("vision_dataset", "graph_dataset"):
                 # one item: an (image, target) pair, a graph; a slice of a graph dataset is a dataset
                 return base if isinstance(node.slice, ast.Slice) and obj.kind == "graph_dataset" else \
@@ -491,6 +513,8 @@ class Expressions:
         if all(v.kind == "tensor" for v in vals):
             return vals[-1]
         if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
+            if len(vals) == 2 and is_env_read(vals[0]):
+                return configured_join(vals[0], vals[1]) or UNKNOWN  # `os.getenv("DEV") or "cuda"`
             for written, v in zip(node.values, vals):
                 if v.kind == "const":
                     try:
@@ -815,7 +839,7 @@ class Expressions:
         frame.yields = v if frame.yields is None else self.join(frame.yields, v)
 
     def e_Await(self, node, frame):
-        return self.eval(node.value, frame)
+        return awaited(self.eval(node.value, frame))
 
 
 def _reads_shape(node: ast.Subscript) -> bool:
@@ -1006,3 +1030,37 @@ def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
                for v in idx_vals)
+
+
+def _is_instance(v: Val) -> bool:
+    return v.kind == "obj" and v.obj is not None and v.obj.kind == "instance" and v.obj.cls is not None \
+        and not getattr(v.obj, "standalone", False)
+
+
+def instances_of_choice(v: Val) -> list[Val] | None:
+    """The objects a choice made by `_instance_choice` stands for; None for any other value."""
+    if v.kind == "obj" and v.obj is not None and v.obj.kind == "choice" and v.obj.items and \
+            not getattr(v.obj, "opaque", False) and all(_is_instance(i) for i in v.obj.items):
+        return v.obj.items
+    return None
+
+
+def _modules_of(v: Val) -> list[Val]:
+    """The modules `v` is: itself, or the items of a choice of modules (empty for anything else)."""
+    if v.kind == "module" and v.obj is not None and not v.obj.dispatched:
+        return [v]
+    if v.kind == "obj" and v.obj is not None and v.obj.kind == "choice" and v.obj.items and \
+            all(i.kind == "module" and i.obj is not None for i in v.obj.items):
+        return list(v.obj.items)
+    return []
+
+
+def modules_of_choice(v: Val) -> list[Val] | None:
+    """The models a choice made by `join_alternatives` stands for; None for any other value."""
+    return _modules_of(v) if v.kind == "obj" and _modules_of(v) else None
+
+
+def _token_ids() -> Val:
+    """An entry of a BatchEncoding of lists (`enc.input_ids`, `enc["attention_mask"]`): lists of Python ints,
+    never a 0-dim value; `torch.tensor()` of it is a cpu tensor like any other."""
+    return Val("obj", obj=Obj("list", qual="token ids"))

@@ -148,3 +148,15 @@ TENSOR_ATTRS = frozenset({"shape", "size", "device", "dtype", "dim", "ndim", "vi
 HEAD_RESETTERS = frozenset({"reset_classifier", "reset_head"})  # timm: a new nn.Linear on cpu
 
 MODULE_SIDE = "\x00module"  # marks the module side of a mix: `model.device` is not an nn.Module attribute
+
+
+# Namespaces whose callables build a model (torchvision / timm / smp builders, torch.hub.load): the model is
+# built where the default device is.
+MODEL_BUILDER_PREFIXES = ("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
+                          "segmentation_models_pytorch.")
+
+
+def named_at_run_time(namespace: str) -> bool:
+    """A namespace whose member picked by a name known only at run time is still known in kind: one of
+    torch.optim's optimizers, one of a model library's builders."""
+    return namespace == "torch.optim" or (namespace + ".").startswith(MODEL_BUILDER_PREFIXES)

@@ -10,22 +10,12 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind
+from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
 
 
 
-# Namespaces whose callables build a model (torchvision / timm / smp builders, torch.hub.load): the model is
-# built where the default device is.
-MODEL_BUILDER_PREFIXES = ("torchvision.models.", "timm.create_model", "timm.models.", "torch.hub.load",
-                          "segmentation_models_pytorch.")
-
-
-def named_at_run_time(namespace: str) -> bool:
-    """A namespace whose member picked by a name known only at run time is still known in kind: one of
-    torch.optim's optimizers, one of a model library's builders."""
-    return namespace == "torch.optim" or (namespace + ".").startswith(MODEL_BUILDER_PREFIXES)
 
 
 class Library:
@@ -35,6 +25,8 @@ class Library:
         mg = self.multigpu_call(node, q, args, kwargs, frame)
         if mg is None:
             mg = self.record_call(node, q, args, kwargs)
+        if mg is None:
+            mg = self.thread_call(node, q, args, kwargs, frame)
         if mg is not None:
             return mg
         if q.startswith("builtins."):

@@ -11,9 +11,10 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
-from devflow.analysis.values import ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, LIST_ENCODING, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
+from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
 
 
@@ -528,6 +529,11 @@ class Modules:
             return Val("const", const=None)
         if name == "get_input_embeddings":
             return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
+        if obj.cls is None and name in FW.CALLED_SUBMODULES.get(obj.qual.split(".", 1)[0], ()):
+            # `clip_model.text_model(**inputs)`: a submodule of a library model (its own code calls it), where
+            # the model's parameters are; what it returns is not modelled
+            self.call_module(node, mod, args, kwargs, frame, method=name)
+            return UNKNOWN
         if obj.cls is None and name in FW.MODULE_INPUT_METHODS.get(obj.qual.split(".", 1)[0], ()):
             # a library model's method that runs its submodules on the arguments (`get_text_features`): its
             # inputs meet the model's parameters; what it returns (an output object, a tuple) is not modelled
@@ -543,6 +549,13 @@ class Modules:
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
         if obj.kind == "runner":
             return self.run_traced_model(node, obj, name, args, kwargs, frame)
+        if obj.kind in ("executor", "future"):
+            return self.executor_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "choice" and name in ("to", "cuda", "cpu", "eval", "train", "half", "float") and \
+                modules_of_choice(r) is not None:
+            for m in obj.items:  # `delegate_model.to(core)` of one of several models: each is moved
+                self.module_method(node, m, name, list(args), dict(kwargs), frame)
+            return r
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":
@@ -614,6 +627,10 @@ class Modules:
                                batch=ENCODING if encoding else "")
                 if name == "encode" and (rt is None or (rt.kind == "const" and rt.const is None)) and "__opaque__" not in kwargs:
                     return Val("obj", obj=Obj("list", qual="token ids"))  # a list of Python ints: torch.tensor() of it is on the cpu
+                if name in ("__call__", "batch_encode_plus", "encode_plus") and (rt is None or (rt.kind == "const" and rt.const is None)) \
+                        and "__opaque__" not in kwargs:
+                    # a BatchEncoding of Python lists: each entry (`enc.input_ids`) is a list of ints, torch.tensor() of it on the cpu
+                    return Val("obj", obj=Obj("host", qual=LIST_ENCODING))
             return UNKNOWN
         return UNKNOWN
 

@@ -25,6 +25,7 @@ import re
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import ANY_INDEX, CPU, TOP, Dev, definitely_differ
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.env_devices import env_read
 from devflow.analysis.interp.frames import FuncRef, span_of
 
 # Environment variables the PyTorch launchers (torchrun, torch.distributed.launch, SLURM via
@@ -82,7 +83,9 @@ class MultiGpu:
     def multigpu_call(self, node, q: str, args, kwargs, frame) -> Val | None:
         """Library calls with multi-GPU meaning; None for the others."""
         if q in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and args:
-            return self.env_value(args[0], self.text(node))
+            default = args[1] if len(args) > 1 else kwargs.get("default")
+            return self.env_value(args[0], self.text(node)) or \
+                env_read(args[0], default, Origin(span_of(node), f"from the environment at line {node.lineno}"))
         if q in _RANK_FUNCS:
             return self.rank_value(self.text(node))
         if q in ("builtins.int", "builtins.str") and args and args[0].kind == "rank":

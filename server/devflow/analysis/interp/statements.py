@@ -12,7 +12,8 @@ from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Ori
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
-from devflow.analysis.interp.expressions import _chosen_device, _is_number
+from devflow.analysis.interp.env_devices import configured_join
+from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
@@ -162,21 +163,28 @@ class Statements:
             return self.exec_block(st.orelse, frame)
         before = dict(frame.env)
         outer_moves, self.branch_moves = getattr(self, "branch_moves", None), []
+        outer_writes, self.branch_writes = getattr(self, "branch_writes", None), []
         narrow = _none_test(st.test, frame.env) or self._not_on_accelerator(st.test, frame.env)
         if narrow is not None:
             frame.env[narrow[0]] = narrow[1]
         t_body = self.exec_block(st.body, frame)
         env_body, body_moves, self.branch_moves = frame.env, self.branch_moves, []
+        body_writes, self.branch_writes = self.branch_writes, []
         frame.env = dict(before)
         if narrow is not None:
             frame.env[narrow[0]] = narrow[2]
         t_else = self.exec_block(st.orelse, frame)
         env_else, else_moves, self.branch_moves = frame.env, self.branch_moves, outer_moves
+        else_writes, self.branch_writes = self.branch_writes, outer_writes
         if outer_moves is not None:
             outer_moves.extend(body_moves + else_moves)
+        if outer_writes is not None:
+            outer_writes.extend(body_writes + else_writes)
         if t_body and t_else:
             frame.env = before
             return True
+        if not t_body and not t_else:
+            self._attrs_set_on_both_branches(body_writes, else_writes)
         self._offloaded_on_one_branch(st, body_moves, else_moves, frame)
         if t_body:
             frame.env = env_else
@@ -187,6 +195,20 @@ class Statements:
             self._moved_on_one_branch(st, before, env_body, env_else, frame)
             self._device_chosen_on_branches(st, before, env_body, env_else, frame)
         return False
+
+    def _attrs_set_on_both_branches(self, body_writes: list, else_writes: list) -> None:
+        """`if path.exists(a): self.backend = A() else: self.backend = B()`: an attribute each branch sets holds
+        either value after the `if` (a choice of the two objects of project classes), not the one the branch
+        run last wrote; other values (models: the moves that reach them through other holders are not
+        tracked on a choice), and one set on a single branch, keep the value written last (as before)."""
+        last_body = {(id(o), n): (o, v) for o, n, v in body_writes}
+        last_else = {(id(o), n): v for o, n, v in else_writes}
+        for key, (obj, v_body) in last_body.items():
+            v_else = last_else.get(key)
+            if v_else is not None and v_else is not v_body and obj.attrs.get(key[1]) is v_else:
+                j = _instance_choice(v_body, v_else)
+                if j is not None:
+                    obj.attrs[key[1]] = j  # (other values keep the last write, as before: no blur to unknown)
 
     def _offloaded_on_one_branch(self, st, body_moves: list, else_moves: list, frame: Frame) -> None:
         """`if not args.train_text_encoder: text_encoder.cpu(); del text_encoder`: a module moved to the cpu
@@ -215,8 +237,30 @@ class Statements:
             gpu = db if da.is_cpu else da if db.is_cpu else None
             if gpu is None or not (gpu.kind == "cuda" or gpu.kind == "sym" and gpu.accel):
                 continue
-            frame.env[name] = Val("device", Dev("sym", key=("if-device", id(st), name), text=name, accel=True),
+            chosen = Dev("sym", key=("if-device", id(st), name), text=name, accel=True)
+            frame.env[name] = Val("device", chosen,
                                   Origin(span_of(st.test), f"chosen by `{self.text(st.test)}` at line {st.lineno}"))
+            self._placed_on_chosen_device(before, env_body, env_else, da, db, chosen, frame)
+
+    def _placed_on_chosen_device(self, before: dict, env_body: dict, env_else: dict, da: Dev, db: Dev,
+                                 chosen: Dev, frame: Frame) -> None:
+        """`if args.test_mode: model = GPT(cfg); device = "cpu"; model.to(device) else: model = GPT(cfg);
+        device = ...; model.to(device)`: a model of one class built on each branch and moved there to the
+        device that branch chose is one model on the chosen device after the `if` (as a model built
+        before it and moved to the chosen device after it would be)."""
+        for name, a in env_body.items():
+            b = env_else.get(name)
+            if b is None or a is b or a is before.get(name) or b is before.get(name):
+                continue
+            if a.kind != "module" or b.kind != "module" or a.obj is None or b.obj is None or a.obj is b.obj:
+                continue
+            oa, ob = a.obj, b.obj
+            if oa.cls is None or oa.cls is not ob.cls or oa.dispatched or ob.dispatched or \
+                    oa.moved is None or ob.moved is None or oa.dev != da or ob.dev != db:
+                continue
+            kept = b if da.is_cpu else a  # the accelerator branch's model stands for both
+            kept.obj.dev = chosen
+            frame.env[name] = kept
 
     def _moved_on_one_branch(self, st, before: dict, env_body: dict, env_else: dict, frame: Frame) -> None:
         """`if use_gpu: x = x.cuda()`: a tensor moved to an accelerator on one branch only is on the device
@@ -365,7 +409,8 @@ class Statements:
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
         frame.returns = val if frame.returns is None else \
-            (self._device_chosen_on_returns(st, frame.returns, val, frame) or self.join(frame.returns, val))
+            (self._device_chosen_on_returns(st, frame.returns, val, frame) or _instance_choice(frame.returns, val)
+             or self.join(frame.returns, val))  # (a factory returning one of several project objects: each)
         return True
 
     def _device_chosen_on_returns(self, st, prev: Val, val: Val, frame) -> Val | None:
@@ -438,8 +483,8 @@ class Statements:
             org = Origin(span_of(st), reason, "returned")
             if val.kind == "tensor" and val.origin is not None and val.origin.kind == "unknown-moved":
                 return val  # maybe a module: keep what says so
-            if val.kind == "tensor":
-                return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims)
+            if val.kind == "tensor":  # (a BatchEncoding / graph batch stays one: its `.to()` moves it in place)
+                return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims, batch=val.batch)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
                 new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
                                           if v.kind == "tensor" and not (v.origin is not None and v.origin.kind == "unknown-moved")
@@ -601,6 +646,9 @@ class Statements:
             if not hasattr(obj, "attr_sets"):
                 obj.attr_sets = {}  # type: ignore[attr-defined]
             obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
+        writes = getattr(self, "branch_writes", None)
+        if writes is not None:
+            writes.append((obj, name, val))
         obj.attrs[name] = val
 
     def join(self, a: Val, b: Val) -> Val:
@@ -651,7 +699,20 @@ class Statements:
         """The value of a name after two paths (an `if`'s branches, `x if c else y`, a registry's entries):
         `join`, and two modules alike stand for each other (`_modules_alike`). Not for a container's
         elements, where each module may run on its own (`for c in criteria` over unlike losses)."""
-        return _modules_alike(a, b) or self.join(a, b)
+        return _modules_alike(a, b) or configured_join(a, b) or _instance_choice(a, b) or self.join(a, b)
+
+    def join_alternatives(self, a: Val, b: Val) -> Val:
+        """What a method of one of several objects gives (`delegate.create_model(path)` of a factory's choice):
+        models of project or library classes stay a choice of models (each one moved by a `.to()` on the
+        result, each one run by a call of it); anything else is `join_paths`."""
+        items = [*_modules_of(a), *_modules_of(b)]
+        if items and len(items) == len(_modules_of(a)) + len(_modules_of(b)) and _modules_of(a) and _modules_of(b):
+            uniq = [v for i, v in enumerate(items) if not any(v.obj is u.obj for u in items[:i])]
+            if 1 < len(uniq) <= MAX_CHOICES:
+                return Val("obj", obj=Obj("choice", items=uniq))
+            if len(uniq) == 1:
+                return uniq[0]
+        return self.join_paths(a, b)
 
     def join_env(self, a: dict, b: dict) -> dict:
         out = dict(a)
@@ -692,6 +753,31 @@ def _modules_alike(a: Val, b: Val) -> Val | None:
     if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
         return None
     return a
+
+
+def _instance_choice(a: Val, b: Val) -> Val | None:
+    """`self.clip = ClipInferenceOpenAI(...)` on one path, `ClipInferenceSentenceTransformers(...)` on the other
+    (a backend picked by what is on disk, a factory's `if model_type == "t5": return T5Model()`): one of
+    these objects of project classes, each a path the program can take. A method called on it runs each
+    one's method (as both branches of an unknown `if` run); an attribute read from it is the join of theirs
+    (`join_paths`). Only between plain instances of project classes, at most MAX_CHOICES."""
+    alts: list[Val] = []
+    for v in (a, b):
+        if v.kind != "obj" or v.obj is None:
+            return None
+        if v.obj.kind == "choice" and all(_is_instance(i) for i in v.obj.items):
+            alts.extend(v.obj.items)
+        elif _is_instance(v):
+            alts.append(v)
+        else:
+            return None
+    uniq: list[Val] = []
+    for v in alts:
+        if not any(v.obj is u.obj for u in uniq):
+            uniq.append(v)
+    if len(uniq) < 2 or len(uniq) > MAX_CHOICES:
+        return None
+    return Val("obj", obj=Obj("choice", items=uniq))
 
 
 def _callable_choice(a: Val, b: Val) -> Val | None:

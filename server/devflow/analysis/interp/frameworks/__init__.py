@@ -15,6 +15,7 @@
   outputs' devices.
 - `transforms`: torchvision's image transforms make tensors on the cpu from host images (PIL).
 - `graphs`: a graph dataset's items (torch_geometric) are graphs built on the cpu, fields and all.
+- `threads`: a thread pool's `submit(fn, *args)` / `asyncio.to_thread` run `fn(*args)`; the future gives its result.
 - `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
   (default cpu) fail when called with tensors on another device.
 """
@@ -31,12 +32,13 @@ from devflow.analysis.interp.frameworks.entries import Entries
 from devflow.analysis.interp.frameworks.graphs import GraphData
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
+from devflow.analysis.interp.frameworks.threads import Threads
 from devflow.analysis.interp.frameworks.tracing import Tracing
 from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
 class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators,
-                 LibraryCallbacks, ImageTransforms, GraphData):
+                 LibraryCallbacks, ImageTransforms, GraphData, Threads):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
