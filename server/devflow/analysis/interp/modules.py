@@ -641,6 +641,10 @@ class Modules:
                     (default.kind == "device" and default.dev is not None and default.dev.known and not default.dev.is_cpu)
                 if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
                     ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
+                elif default.kind == "const" and isinstance(default.const, str) and \
+                        self.backend_spec(default) is not None and ":" not in default.const:
+                    # a process-group backend (`--dist-backend nccl`): the one the program's own launch uses
+                    ns.attrs[dest_name] = Val("obj", obj=Obj("backend_option", qual=default.const), text=f"args.{dest_name}")
                 elif wants_device and default.kind in ("const", "device"):
                     ns.attrs[dest_name] = Val("device", Dev("sym", key=("argparse", id(parser), dest_name),
                                                             text=f"args.{dest_name}", accel=True),

@@ -71,6 +71,7 @@ class MultiGpu:
 
     # ---- rank values
     def rank_value(self, text: str) -> Val:
+        self._saw_rank = True  # several processes of this program run on one machine
         return Val("rank", text=text)
 
     def env_value(self, key: Val, text: str) -> Val | None:
@@ -81,6 +82,9 @@ class MultiGpu:
 
     def multigpu_call(self, node, q: str, args, kwargs, frame) -> Val | None:
         """Library calls with multi-GPU meaning; None for the others."""
+        cv = self.collective_call(node, q, args, kwargs)
+        if cv is not None:
+            return cv
         if q in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and args:
             return self.env_value(args[0], self.text(node))
         if q in _RANK_FUNCS:

@@ -1,0 +1,323 @@
+"""Semantics found missing by the unseen batch T (multi-GPU and distributed code, tests/fixtures/engine/unseen/t_*),
+each tested on the variations a user writes (renamed, split into files, one helper deeper, inside a trainer
+class) and on the neighbours that must stay silent:
+- a process group's backend decides which tensors its collectives take (torch's backend capabilities, in the
+  generated knowledge): `init_process_group("nccl")` (or `new_group(backend="nccl")`, or a `--dist-backend`
+  option whose default is "nccl") communicates cuda tensors only, so a cpu tensor given to `all_reduce`,
+  `broadcast`, `all_gather` ... is DEV208; a group made without a backend, with "cpu:gloo,cuda:nccl" or with
+  gloo takes cpu tensors; a group or backend not known here says nothing;
+- NCCL object collectives (`all_gather_object` ...) serialise into a tensor on the current CUDA device: in a
+  program whose several processes never call `torch.cuda.set_device`, DEV208."""
+
+from __future__ import annotations
+
+from project_fixtures import codes as _codes, write_project as _project
+
+_METER = """
+    import torch
+    import torch.distributed as dist
+
+
+    class Meter:
+        def __init__(self):
+            self.sum, self.count = 0.0, 0
+
+        def update(self, v, n=1):
+            self.sum += v * n
+            self.count += n
+
+        def synchronize(self):
+            total = torch.tensor([self.sum, self.count])
+            dist.all_reduce(total)
+            return total
+"""
+
+
+# ---- cpu tensors on an NCCL process group
+def test_all_reduce_of_a_cpu_tensor_on_an_nccl_group(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl")
+        stats = torch.zeros(3)
+        dist.all_reduce(stats, op=dist.ReduceOp.SUM)
+        parts = [torch.zeros(3) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, stats.cuda())
+    """})
+    assert _codes(tmp_path, "run.py") == [(6, "DEV208"), (8, "DEV208")]
+
+
+def test_meter_in_another_file_synchronised_by_a_trainer_class(tmp_path):
+    _project(tmp_path, {"utils/meters.py": _METER, "utils/__init__.py": "", "train.py": """
+        import os
+
+        import torch.distributed as dist
+
+        from utils.meters import Meter
+
+        BACKEND = "nccl"
+
+
+        class Trainer:
+            def __init__(self):
+                dist.init_process_group(BACKEND, rank=int(os.environ["RANK"]), world_size=2)
+                self.loss = Meter()
+
+            def evaluate(self, losses):
+                for v in losses:
+                    self.loss.update(v)
+                return self._sync()
+
+            def _sync(self):
+                return self.loss.synchronize()
+
+
+        if __name__ == "__main__":
+            Trainer().evaluate([0.5, 0.25])
+    """})
+    assert _codes(tmp_path, "utils/meters.py") == [(15, "DEV208")]
+    assert _codes(tmp_path, "train.py") == [(21, "DEV208")]
+
+
+def test_backend_from_the_default_of_a_command_line_option(tmp_path):
+    _project(tmp_path, {"meters.py": _METER, "main.py": """
+        import argparse
+
+        import torch.distributed as dist
+
+        from meters import Meter
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--dist-backend", default="nccl", type=str)
+        parser.add_argument("--backend2", type=str)
+
+
+        def main():
+            args = parser.parse_args()
+            dist.init_process_group(backend=args.dist_backend)
+            m = Meter()
+            m.update(1.0)
+            return m.synchronize()
+
+
+        main()
+    """, "other.py": """
+        import argparse
+
+        import torch.distributed as dist
+
+        from meters import Meter
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--backend", type=str)
+
+        args = parser.parse_args()
+        dist.init_process_group(backend=args.backend)
+        Meter().synchronize()
+    """})
+    assert _codes(tmp_path, "main.py") == [(17, "DEV208")]
+    assert _codes(tmp_path, "other.py") == []  # no default: the backend is whatever the command line says
+
+
+def test_group_of_its_own_backend(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("gloo")
+        nccl_group = dist.new_group(backend="nccl")
+        cpu_group = dist.new_group(backend="gloo")
+        t = torch.ones(2)
+        dist.broadcast(t, src=0, group=nccl_group)
+        dist.broadcast(t, 0, cpu_group)
+        dist.broadcast(t, src=0)
+    """})
+    assert _codes(tmp_path, "run.py") == [(8, "DEV208")]
+
+
+def test_groups_that_take_cpu_tensors_stay_silent(tmp_path):
+    _project(tmp_path, {"meters.py": _METER, "default.py": """
+        import torch.distributed as dist
+
+        from meters import Meter
+
+        dist.init_process_group()
+        Meter().synchronize()
+    """, "pairs.py": """
+        import torch.distributed as dist
+
+        from meters import Meter
+
+        dist.init_process_group(backend="cpu:gloo,cuda:nccl")
+        Meter().synchronize()
+    """, "gloo.py": """
+        import torch.distributed as dist
+
+        from meters import Meter
+
+        dist.init_process_group(backend="gloo")
+        Meter().synchronize()
+    """})
+    for name in ("default.py", "pairs.py", "gloo.py"):
+        assert _codes(tmp_path, name) == [], name
+    assert _codes(tmp_path, "meters.py") == []
+
+
+def test_unknown_backend_group_or_device_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import os
+
+        import torch
+        import torch.distributed as dist
+
+
+        def reduce(t, group):
+            dist.all_reduce(t, group=group)
+            return t
+
+
+        def main(group):
+            dist.init_process_group(backend=os.environ.get("BACKEND", "nccl"))
+            dist.all_reduce(torch.zeros(2))
+            on_gpu = torch.zeros(2, device="cuda")
+            return reduce(on_gpu, group), reduce(torch.zeros(2), group)
+
+
+        main(None)
+    """, "late.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        def sync():
+            dist.all_reduce(torch.zeros(2))  # no group created before it runs
+
+
+        sync()
+        dist.init_process_group("nccl")
+    """})
+    assert _codes(tmp_path, "run.py") == []
+    assert _codes(tmp_path, "late.py") == []
+
+
+def test_moved_to_the_gpu_before_the_collective_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import os
+
+        import torch
+        import torch.distributed as dist
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        dist.init_process_group("nccl")
+        torch.cuda.set_device(local_rank)
+        n = torch.as_tensor(5).to(f"cuda:{local_rank}")
+        dist.all_reduce(n)
+        total = torch.tensor([1.0, 2.0]).cuda()
+        dist.all_reduce(total)
+    """})
+    assert _codes(tmp_path, "run.py") == []
+
+
+# ---- object collectives on NCCL and the current device
+def test_object_collective_in_spawned_processes_without_set_device(tmp_path):
+    _project(tmp_path, {"gather.py": """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+
+        def collect(results, world):
+            out = [None] * world
+            dist.all_gather_object(out, results)
+            return out
+
+
+        def worker(proc, world):
+            dist.init_process_group("nccl", init_method="tcp://127.0.0.1:29500", rank=proc, world_size=world)
+            return collect({"rank": proc}, world)
+
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+    """})
+    assert _codes(tmp_path, "gather.py") == [(7, "DEV208")]
+
+
+def test_object_collective_silent_with_set_device_gloo_or_one_process(tmp_path):
+    _project(tmp_path, {"set.py": """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+
+        def worker(rank, world):
+            torch.cuda.set_device(rank)
+            dist.init_process_group("nccl", rank=rank, world_size=world)
+            out = [None] * world
+            dist.all_gather_object(out, rank)
+
+
+        mp.spawn(worker, args=(2,), nprocs=2)
+    """, "gloo.py": """
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+
+        def worker(rank, world):
+            dist.init_process_group("gloo", rank=rank, world_size=world)
+            out = [None] * world
+            dist.all_gather_object(out, rank)
+
+
+        mp.spawn(worker, args=(2,), nprocs=2)
+    """, "single.py": """
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl", init_method="tcp://10.0.0.1:29500", rank=0, world_size=1)
+        out = [None]
+        dist.all_gather_object(out, {"x": 1})
+    """})
+    for name in ("set.py", "gloo.py", "single.py"):
+        assert _codes(tmp_path, name) == [], name
+
+
+def test_backend_chosen_by_cuda_availability_in_a_manager_class(tmp_path):
+    _project(tmp_path, {"manager.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        class DistributedManager:
+            _state = {}
+
+            @staticmethod
+            def setup(rank=0, world_size=1):
+                backend = "nccl" if torch.cuda.is_available() else "gloo"
+                dist.init_process_group(backend, rank=rank, world_size=world_size)
+    """, "metrics.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        class Mean:
+            def __call__(self, x):
+                self.n = torch.as_tensor(x.shape[0])
+                dist.all_reduce(self.n)
+                return x.sum(0) / self.n
+    """, "infer.py": """
+        import torch
+
+        from manager import DistributedManager
+        from metrics import Mean
+
+
+        def main():
+            DistributedManager.setup(rank=0, world_size=2)
+            x = torch.randn(4, 3, device="cuda")
+            return Mean()(x)
+
+
+        main()
+    """})
+    assert _codes(tmp_path, "metrics.py") == [(8, "DEV208")]
+    assert _codes(tmp_path, "infer.py") == [(10, "DEV208")]
