@@ -321,3 +321,118 @@ def test_backend_chosen_by_cuda_availability_in_a_manager_class(tmp_path):
     """})
     assert _codes(tmp_path, "metrics.py") == [(8, "DEV208")]
     assert _codes(tmp_path, "infer.py") == [(10, "DEV208")]
+
+
+# ---- DataParallel gathers what forward returns
+_DETECTOR = """
+    import torch
+    import torch.nn as nn
+
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(8, 4)
+
+        def forward(self, x):
+            scores = self.head(x)
+            if (scores > 0.5).sum() == 0:
+                return torch.zeros(0), torch.zeros(0, 4)
+            return scores.max(1)[0], scores
+"""
+
+
+def test_forward_returning_a_cpu_tensor_under_data_parallel_in_a_trainer(tmp_path):
+    _project(tmp_path, {"detector.py": _DETECTOR, "trainer.py": """
+        import torch
+
+        from detector import Detector
+
+
+        class Evaluator:
+            def __init__(self, model):
+                self.model = torch.nn.DataParallel(model).cuda()
+
+            def predict(self, images):
+                self.model.eval()
+                with torch.no_grad():
+                    return self._run(images.cuda())
+
+            def _run(self, batch):
+                return self.model(batch)
+
+
+        Evaluator(Detector()).predict(torch.randn(16, 8))
+    """})
+    assert _codes(tmp_path, "trainer.py") == [(16, "DEV209")]
+    assert _codes(tmp_path, "detector.py") == []  # its forward alone: no DataParallel, no gather
+
+
+def test_plain_tensor_attribute_returned_under_data_parallel_but_not_a_buffer(tmp_path):
+    _project(tmp_path, {"ssd.py": """
+        import torch
+        import torch.nn as nn
+
+
+        def priors(n):
+            return torch.Tensor([[0.5, 0.5, 0.1, 0.1]] * n)
+
+
+        class SSD(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.loc = nn.Conv2d(3, 16, 3, padding=1)
+                self.priors = priors(4)
+
+            def forward(self, x):
+                return self.loc(x).flatten(1), self.priors
+
+
+        class SSDBuffer(SSD):
+            def __init__(self):
+                super().__init__()
+                del self.priors
+                self.register_buffer("priors", priors(4))
+
+
+        net = torch.nn.DataParallel(SSD()).cuda()
+        out = net(torch.randn(2, 3, 8, 8).cuda())
+        net2 = torch.nn.DataParallel(SSDBuffer()).cuda()
+        out2 = net2(torch.randn(2, 3, 8, 8).cuda())
+    """})
+    assert (27, "DEV209") in _codes(tmp_path, "ssd.py")
+    assert not any(line == 29 for line, _ in _codes(tmp_path, "ssd.py"))
+
+
+def test_data_parallel_outputs_on_the_input_device_or_one_gpu_stay_silent(tmp_path):
+    _project(tmp_path, {"detector.py": _DETECTOR, "fixed.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Detector(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.head = nn.Linear(8, 4)
+
+            def forward(self, x):
+                scores = self.head(x)
+                if (scores > 0.5).sum() == 0:
+                    return torch.zeros(0, device=x.device), scores.new_zeros(0, 4)
+                return scores.max(1)[0], scores
+
+
+        model = nn.DataParallel(Detector()).cuda()
+        out = model(torch.randn(16, 8).cuda())
+    """, "one_gpu.py": """
+        import torch
+
+        from detector import Detector
+
+        model = torch.nn.DataParallel(Detector().cuda(0), device_ids=[0])
+        out = model(torch.randn(16, 8).cuda())
+        plain = Detector().cuda()
+        out2 = plain(torch.randn(16, 8).cuda())
+    """})
+    assert _codes(tmp_path, "fixed.py") == []
+    assert _codes(tmp_path, "one_gpu.py") == []

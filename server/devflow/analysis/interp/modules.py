@@ -128,7 +128,7 @@ class Modules:
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         out = self._call_module(node, mod, args, kwargs, frame, method)
-        return out if method else self.data_parallel_gather(mod, out)
+        return out if method else self.data_parallel_gather(mod, out, node)
 
     def _call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
@@ -207,6 +207,7 @@ class Modules:
             return
         seen.add(id(obj))
         obj.training = mode
+        obj.attrs.pop("training", None)  # `m.training = True` assigned earlier: the same flag, set anew here
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.kind == "module":
