@@ -436,3 +436,26 @@ def test_data_parallel_outputs_on_the_input_device_or_one_gpu_stay_silent(tmp_pa
     """})
     assert _codes(tmp_path, "fixed.py") == []
     assert _codes(tmp_path, "one_gpu.py") == []
+
+
+def test_backend_named_by_the_backend_class(tmp_path):
+    _project(tmp_path, {"comm.py": """
+        import torch
+        import torch.distributed as dist
+
+
+        def share_length(tokens):
+            length = torch.tensor([len(tokens)], dtype=torch.int)
+            dist.broadcast(length, src=0)
+            return int(length.item())
+    """, "serve.py": """
+        import torch.distributed as dist
+        from torch.distributed import Backend
+
+        from comm import share_length
+
+        dist.init_process_group(backend=Backend.NCCL)
+        share_length([1, 2, 3])
+    """})
+    assert _codes(tmp_path, "comm.py") == [(7, "DEV208")]
+    assert _codes(tmp_path, "serve.py") == [(7, "DEV208")]

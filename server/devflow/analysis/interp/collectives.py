@@ -55,6 +55,8 @@ class Collectives:
             return tuple(sorted(FW.DEFAULT_BACKENDS.items()))
         text = v.const if v.kind == "const" else v.obj.qual if v.kind == "obj" and v.obj is not None \
             and v.obj.kind == "backend_option" else None
+        if v.kind == "qual" and isinstance(v.const, str) and v.const.startswith(_PREFIX + "Backend."):
+            text = v.const.rsplit(".", 1)[-1]  # `dist.Backend.NCCL` is the string "nccl"
         if not isinstance(text, str):
             return None
         text = text.strip().lower()
