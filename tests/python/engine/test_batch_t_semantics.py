@@ -459,3 +459,29 @@ def test_backend_named_by_the_backend_class(tmp_path):
     """})
     assert _codes(tmp_path, "comm.py") == [(7, "DEV208")]
     assert _codes(tmp_path, "serve.py") == [(7, "DEV208")]
+
+
+def test_object_collective_under_torchrun_with_the_model_on_the_rank_gpu(tmp_path):
+    _project(tmp_path, {"evaluate.py": """
+        import os
+
+        import torch
+        import torch.distributed as dist
+
+
+        class Evaluator:
+            def __init__(self):
+                self.local_rank = int(os.environ["LOCAL_RANK"])
+                dist.init_process_group(backend="nccl")
+                self.model = torch.nn.Linear(4, 2).to(f"cuda:{self.local_rank}")
+
+            def gather_predictions(self, preds):
+                gathered = [None] * dist.get_world_size()
+                dist.all_gather_object(gathered, preds)
+                return [p for part in gathered for p in part]
+
+
+        if __name__ == "__main__":
+            Evaluator().gather_predictions([1, 2])
+    """})
+    assert _codes(tmp_path, "evaluate.py") == [(15, "DEV208")]
