@@ -192,8 +192,17 @@ def _distributed() -> dict:
             collectives[name] = {"group": params.index("group"), "objects": objects}
     current = "current_device" in inspect.getsource(c10d._object_to_tensor) or \
         "current_device" in inspect.getsource(c10d.all_gather_object)
+    # A group created without a backend: the backends torch sets up on a machine whose accelerator is cuda
+    # (this torch: the accelerator's backend only, so no cpu backend; older ones added gloo for the cpu).
+    from unittest import mock
+
+    import torch
+
+    with mock.patch.object(torch._C, "_get_accelerator", lambda: torch.device("cuda")):
+        no_backend = {k: str(v) for k, v in c10d.BackendConfig(dist.Backend("undefined")).device_backend_map.items()}
     return {"backend_devices": {k: list(v) for k, v in dist.Backend.backend_capability.items()},
             "default_backends": dict(dist.Backend.default_device_backend_map),
+            "no_backend_on_cuda_machine": no_backend,
             "collectives": collectives, "group_constructors": constructors,
             "object_collectives_use_current_device": current}
 

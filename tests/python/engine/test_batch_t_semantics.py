@@ -3,9 +3,10 @@ each tested on the variations a user writes (renamed, split into files, one help
 class) and on the neighbours that must stay silent:
 - a process group's backend decides which tensors its collectives take (torch's backend capabilities, in the
   generated knowledge): `init_process_group("nccl")` (or `new_group(backend="nccl")`, or a `--dist-backend`
-  option whose default is "nccl") communicates cuda tensors only, so a cpu tensor given to `all_reduce`,
-  `broadcast`, `all_gather` ... is DEV208; a group made without a backend, with "cpu:gloo,cuda:nccl" or with
-  gloo takes cpu tensors; a group or backend not known here says nothing;
+  option whose default is "nccl", or no backend at all on a machine with CUDA: torch sets up the accelerator's
+  backend only) communicates cuda tensors only, so a cpu tensor given to `all_reduce`, `broadcast`,
+  `all_gather` ... is DEV208; a group made with "cpu:gloo,cuda:nccl" or with gloo takes cpu tensors; a group
+  or backend not known here says nothing;
 - NCCL object collectives (`all_gather_object` ...) serialise into a tensor on the current CUDA device: in a
   program whose several processes never call `torch.cuda.set_device`, DEV208."""
 
@@ -137,14 +138,7 @@ def test_group_of_its_own_backend(tmp_path):
 
 
 def test_groups_that_take_cpu_tensors_stay_silent(tmp_path):
-    _project(tmp_path, {"meters.py": _METER, "default.py": """
-        import torch.distributed as dist
-
-        from meters import Meter
-
-        dist.init_process_group()
-        Meter().synchronize()
-    """, "pairs.py": """
+    _project(tmp_path, {"meters.py": _METER, "pairs.py": """
         import torch.distributed as dist
 
         from meters import Meter
@@ -159,9 +153,42 @@ def test_groups_that_take_cpu_tensors_stay_silent(tmp_path):
         dist.init_process_group(backend="gloo")
         Meter().synchronize()
     """})
-    for name in ("default.py", "pairs.py", "gloo.py"):
+    for name in ("pairs.py", "gloo.py"):
         assert _codes(tmp_path, name) == [], name
     assert _codes(tmp_path, "meters.py") == []
+
+
+def test_group_without_a_backend_is_the_accelerators_nccl(tmp_path):
+    _project(tmp_path, {"chat.py": """
+        import os
+
+        import torch
+        import torch.distributed as dist
+
+
+        def is_torchrun():
+            return all(v in os.environ for v in ("MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE"))
+
+
+        def interactive(prompt):
+            if is_torchrun():
+                torch.distributed.init_process_group()
+                torch.cuda.set_device(torch.distributed.get_rank())
+                should_print = torch.distributed.get_rank() == 0
+            else:
+                should_print = True
+            if should_print:
+                length_tensor = torch.tensor([len(prompt)], dtype=torch.int)
+            else:
+                length_tensor = torch.tensor([0], dtype=torch.int)
+            if is_torchrun():
+                dist.broadcast(length_tensor, src=0)
+            return int(length_tensor.item())
+
+
+        interactive("hello")
+    """})
+    assert _codes(tmp_path, "chat.py") == [(23, "DEV208")]
 
 
 def test_unknown_backend_group_or_device_stays_silent(tmp_path):

@@ -4,8 +4,9 @@
   in the generated knowledge): "nccl" only cuda tensors, "gloo" cpu and cuda. `init_process_group("nccl")`
   makes an NCCL-only default group: a cpu tensor handed to `all_reduce` / `broadcast` / `all_gather` ...
   raises ("Tensors must be CUDA and dense", "No backend type associated with device type cpu").
-  `init_process_group()` without a backend (or "cpu:gloo,cuda:nccl") creates one backend per device
-  type, so cpu tensors go through gloo. `dist.new_group(backend=...)` is a group of its own backend;
+  `init_process_group()` without a backend sets up the backend of the machine's accelerator only (torch
+  2.6 on; probed into the knowledge): NCCL on a machine with CUDA. "cpu:gloo,cuda:nccl" names one backend
+  per device type, so cpu tensors go through gloo. `dist.new_group(backend=...)` is a group of its own backend;
   `group=` anything not known here leaves the backend unknown (silent).
 - Object collectives (`all_gather_object`, `broadcast_object_list` ...) serialise the object into a tensor
   on the device of the group's backend: for NCCL the *current* CUDA device. Processes of one machine
@@ -49,10 +50,10 @@ class Collectives:
 
     def backend_spec(self, v: Val | None):
         """A backend argument as {device type: backend name}: one name serves the devices it supports;
-        "cpu:gloo,cuda:nccl" names one per device; None (or no argument) takes torch's default per device.
-        None when the argument is not known here."""
+        "cpu:gloo,cuda:nccl" names one per device; None (or no argument): what torch sets up on a machine
+        with CUDA (the generated knowledge: NCCL only). None when the argument is not known here."""
         if v is None or (v.kind == "const" and v.const is None):
-            return tuple(sorted(FW.DEFAULT_BACKENDS.items()))
+            return tuple(sorted(FW.NO_BACKEND_ON_CUDA.items()))  # the backend of the machine's accelerator
         text = v.const if v.kind == "const" else v.obj.qual if v.kind == "obj" and v.obj is not None \
             and v.obj.kind == "backend_option" else None
         if v.kind == "qual" and isinstance(v.const, str) and v.const.startswith(_PREFIX + "Backend."):
