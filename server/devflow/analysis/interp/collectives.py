@@ -37,12 +37,15 @@ class Collectives:
         name = q[len(_PREFIX):]
         if name in FW.GROUP_CONSTRUCTORS:
             i = FW.GROUP_CONSTRUCTORS[name]
-            spec = self.backend_spec(kwargs.get("backend", args[i] if len(args) > i else None))
+            given = kwargs.get("backend", args[i] if len(args) > i else None)
+            spec = self.backend_spec(given)
+            how = "" if given is not None and not (given.kind == "const" and given.const is None) else \
+                " (no backend given: on a machine with CUDA torch sets up NCCL alone)"
             if name == "init_process_group":
                 prev = getattr(self, "_pg_default", None)
-                self._pg_default = (spec, span_of(node)) if prev is None or prev[0] == spec else (_CONFLICT, None)
+                self._pg_default = (spec, span_of(node), how) if prev is None or prev[0] == spec else (_CONFLICT, None, "")
                 return UNKNOWN
-            return Val("obj", obj=Obj("process_group", qual=q, attrs={"backend": spec, "span": span_of(node)}))
+            return Val("obj", obj=Obj("process_group", qual=q, attrs={"backend": spec, "span": span_of(node), "how": how}))
         spec = FW.COLLECTIVES.get(name)
         if spec is not None:
             self.check_collective(node, name, spec, args, kwargs)
@@ -71,13 +74,14 @@ class Collectives:
         return tuple(sorted((d, text) for d in FW.BACKEND_DEVICES[text]))
 
     def group_backend(self, group: Val | None):
-        """(spec, span of the call that made the group) for a collective's `group`; None when unknown."""
+        """(spec, span of the call that made the group, how its backend was chosen) for a collective's `group`;
+        None when unknown."""
         if group is None or (group.kind == "const" and group.const is None):
             pg = getattr(self, "_pg_default", None)
             return pg if pg is not None and pg[0] not in (None, _CONFLICT) else None
         if group.kind == "obj" and group.obj is not None and group.obj.kind == "process_group":
             spec = group.obj.attrs.get("backend")
-            return (spec, group.obj.attrs.get("span")) if spec is not None else None
+            return (spec, group.obj.attrs.get("span"), group.obj.attrs.get("how", "")) if spec is not None else None
         return None
 
     def check_collective(self, node, name: str, spec: dict, args, kwargs) -> None:
@@ -111,7 +115,7 @@ class Collectives:
                 related.append((t.origin.span, t.origin.reason))
             self.add(Finding("DEV208", span_of(node),
                              f"`{self.text(node.func)}` is given {what}, a cpu tensor{made}, but the process group "
-                             f"{'was created' if pg[1] is not None else 'is'} with backend {named!r}, which "
+                             f"{'was created' if pg[1] is not None else 'is'} with backend {named!r}{pg[2]}, which "
                              f"communicates {', '.join(sorted(_devices(backends)))} tensors only (\"Tensors must be "
                              f"CUDA and dense\" / \"No backend type associated with device type cpu\"): create the "
                              f"tensor on the GPU, or use a gloo group (`dist.new_group(backend=\"gloo\")`) for cpu data",
