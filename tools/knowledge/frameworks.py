@@ -168,6 +168,45 @@ def _trace() -> dict:
             "archive": {"save": "jit.save", "load": "jit.load", "save_method": "save", "keeps_baked_devices": kept}}
 
 
+def _distributed() -> dict:
+    """torch.distributed: which devices each process-group backend communicates, the backend per device
+    when none is named, where each function taking a process group (`group=`) and a backend (`backend=`)
+    has them, and which collectives take Python objects (they serialise them into a tensor on the device
+    of the group's backend: the *current* CUDA device for NCCL)."""
+    import inspect
+
+    import torch.distributed as dist
+    from torch.distributed import distributed_c10d as c10d
+
+    collectives, constructors = {}, {}
+    for name in sorted(dir(dist)):
+        f = getattr(dist, name)
+        if name.startswith("_") or not inspect.isfunction(f):
+            continue
+        sig = inspect.signature(f)
+        params = list(sig.parameters)
+        if "backend" in params and "group" not in params and sig.return_annotation is not bool:
+            constructors[name] = params.index("backend")
+        if "group" in params and params.index("group") > 0:  # a collective: its data comes before `group`
+            objects = any("obj" in p for p in params[:params.index("group")])
+            collectives[name] = {"group": params.index("group"), "objects": objects}
+    current = "current_device" in inspect.getsource(c10d._object_to_tensor) or \
+        "current_device" in inspect.getsource(c10d.all_gather_object)
+    # A group created without a backend: the backends torch sets up on a machine whose accelerator is cuda
+    # (this torch: the accelerator's backend only, so no cpu backend; older ones added gloo for the cpu).
+    from unittest import mock
+
+    import torch
+
+    with mock.patch.object(torch._C, "_get_accelerator", lambda: torch.device("cuda")):
+        no_backend = {k: str(v) for k, v in c10d.BackendConfig(dist.Backend("undefined")).device_backend_map.items()}
+    return {"backend_devices": {k: list(v) for k, v in dist.Backend.backend_capability.items()},
+            "default_backends": dict(dist.Backend.default_device_backend_map),
+            "no_backend_on_cuda_machine": no_backend,
+            "collectives": collectives, "group_constructors": constructors,
+            "object_collectives_use_current_device": current}
+
+
 def _module_runners(sub: str = "utils") -> dict:
     """torch's own functions and methods that run a module they are given on inputs they are given: they
     hand both to torch.jit.trace, directly or through a helper of the package (ast scan of the installed
@@ -254,7 +293,7 @@ def torch_tables() -> dict:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return {"distributions": _distributions(), "generators": _generators(), "cpu_lengths": _cpu_lengths(),
-                "trace": _trace(), "module_runners": _module_runners()}
+                "trace": _trace(), "module_runners": _module_runners(), "distributed": _distributed()}
 
 
 # ---------------------------------------------------------------- from released wheels

@@ -128,3 +128,17 @@ ACCELERATOR_PREPARE = _ACC.get("prepare", "")
 ACCELERATOR_PLACES = _ACC.get("places", {})
 ACCELERATOR_CPU_FLAG = _ACC.get("cpu_flag", "")
 ACCELERATOR_DEVICE = _ACC.get("device", "")
+
+# torch.distributed: the devices each process-group backend communicates ("nccl": cuda only); torch's
+# backend per device type; where each collective takes its process group (`group`, a
+# position) and whether it takes Python objects (serialised into a tensor on the group backend's device:
+# the current CUDA device for NCCL); where group constructors take their `backend`.
+_DIST = _F.get("distributed", {})
+BACKEND_DEVICES = {k: frozenset(v) for k, v in _DIST.get("backend_devices", {}).items()}
+DEFAULT_BACKENDS = _DIST.get("default_backends", {})
+# A group created without a backend on a machine with CUDA: the backend per device torch sets up (this torch:
+# {"cuda": "nccl"} only, so cpu tensors have no backend).
+NO_BACKEND_ON_CUDA = _DIST.get("no_backend_on_cuda_machine") or DEFAULT_BACKENDS
+COLLECTIVES = _DIST.get("collectives", {})
+GROUP_CONSTRUCTORS = _DIST.get("group_constructors", {})
+OBJECT_COLLECTIVES_ON_CURRENT = bool(_DIST.get("object_collectives_use_current_device"))

@@ -1,4 +1,4 @@
-"""DEV205-DEV207: devices that frameworks around torch fix on their own (found by the interpreter's
+"""DEV205-DEV208: devices that frameworks around torch fix on their own (found by the interpreter's
 `frameworks` part from the generated framework knowledge)."""
 
 from __future__ import annotations
@@ -25,4 +25,11 @@ class TracedModuleOnOtherDevice(Rule):
     code = "DEV207"
 
 
-RULES = [GeneratorOnOtherDevice(), PackedLengthsNotOnCpu(), TracedModuleOnOtherDevice()]
+class CollectiveTensorOnWrongDevice(Rule):
+    """DEV208: a torch.distributed collective given a tensor its process group's backend cannot communicate
+    (a cpu tensor on an NCCL group), or an NCCL object collective in processes sharing the current GPU."""
+
+    code = "DEV208"
+
+
+RULES = [GeneratorOnOtherDevice(), PackedLengthsNotOnCpu(), TracedModuleOnOtherDevice(), CollectiveTensorOnWrongDevice()]

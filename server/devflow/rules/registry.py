@@ -66,6 +66,8 @@ _RULES = [
     RuleInfo("DEV205", "generator-on-other-device", "A torch.Generator on one device draws a tensor on another device", "unsafe"),
     RuleInfo("DEV206", "packed-lengths-not-on-cpu", "pack_padded_sequence() is given lengths on an accelerator; they must be on the cpu", "unsafe"),
     RuleInfo("DEV207", "traced-module-on-other-device", "A torch.jit.trace'd module runs on another device than the one it was traced on, and its forward builds tensors", None),
+    RuleInfo("DEV208", "collective-tensor-on-wrong-device", "A torch.distributed collective is given a tensor its process group's backend cannot communicate (a cpu tensor on NCCL)", None),
+    RuleInfo("DEV209", "dataparallel-output-on-cpu", "A DataParallel module's forward returns a cpu tensor, which DataParallel cannot gather onto its output device", None),
     RuleInfo("DEV301", "load-without-map-location", "torch.load without map_location in code that may run without the checkpoint's GPU", "unsafe", "warning"),
     RuleInfo("DEV302", "optimizer-state-loaded-before-move", "optimizer.load_state_dict() before the model is moved leaves the optimizer state on cpu", "unsafe"),
     RuleInfo("DEV303", "map-location-on-load-state-dict", "map_location passed to load_state_dict() instead of torch.load()", "safe"),

@@ -29,4 +29,10 @@ class IndexOnWrongDevice(Rule):
     code = "DEV204"
 
 
-RULES = [FactoryWithoutDevice(), InputNotMoved(), LossWeightOnCpu(), IndexOnWrongDevice()]
+class DataParallelOutputOnCpu(Rule):
+    """DEV209: a DataParallel module whose forward returns a cpu tensor: the gather onto device_ids[0] refuses it."""
+
+    code = "DEV209"
+
+
+RULES = [FactoryWithoutDevice(), InputNotMoved(), LossWeightOnCpu(), IndexOnWrongDevice(), DataParallelOutputOnCpu()]

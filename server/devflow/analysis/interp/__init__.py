@@ -16,6 +16,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `reporting`: proven mixes turned into findings with fix plans.
 - `multigpu`: the current CUDA device, per-process rank devices, DataParallel / DDP placement.
 - `env_devices`: devices configured from the environment (an accelerator fallback), placeholder strings.
+- `collectives`: torch.distributed process groups' backends and the tensors collectives are given.
 - `records`: SimpleNamespace and namedtuple records; CUDA is available in the analysed world.
 - `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
@@ -37,6 +38,7 @@ from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
+from devflow.analysis.interp.collectives import Collectives
 from devflow.analysis.interp.multigpu import MultiGpu
 from devflow.analysis.interp.records import Records
 from devflow.analysis.interp.reporting import Reporting
@@ -48,7 +50,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Records, Checkpoints):
+                  MultiGpu, Collectives, Records, Checkpoints):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -459,6 +459,11 @@ class Expressions:
                 v = self.eval(other, frame)
                 return v.or_none() if v.kind in ("tensor", "module") and not v.optional else v
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        if test.kind == "const" and test.text == CUDA_AVAILABLE and a.kind == b.kind == "const" \
+                and isinstance(a.const, str) and isinstance(b.const, str) and a.const != b.const \
+                and self.backend_spec(a) and self.backend_spec(b):
+            # `"nccl" if torch.cuda.is_available() else "gloo"`: the process-group backend of a machine with a GPU
+            return Val("obj", obj=Obj("backend_option", qual=a.const), text=self.text(node))
         # a choice of two devices, each a string ("cuda:0", "cpu") or a device (f"cuda:{i}", torch.device(...))
         da, db = _chosen_device(a), _chosen_device(b)
         if da is not None and db is not None and da != db:

@@ -129,7 +129,7 @@ class Modules:
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         out = self._call_module(node, mod, args, kwargs, frame, method)
-        return out if method else self.data_parallel_gather(mod, out)
+        return out if method else self.data_parallel_gather(mod, out, node)
 
     def _call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
         obj = mod.obj
@@ -208,6 +208,7 @@ class Modules:
             return
         seen.add(id(obj))
         obj.training = mode
+        obj.attrs.pop("training", None)  # `m.training = True` assigned earlier: the same flag, set anew here
         for name in list(obj.children):
             c = obj.attrs.get(name)
             if c is not None and c.kind == "module":
@@ -658,6 +659,10 @@ class Modules:
                     (default.kind == "device" and default.dev is not None and default.dev.known and not default.dev.is_cpu)
                 if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
                     ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
+                elif default.kind == "const" and isinstance(default.const, str) and \
+                        self.backend_spec(default) is not None and ":" not in default.const:
+                    # a process-group backend (`--dist-backend nccl`): the one the program's own launch uses
+                    ns.attrs[dest_name] = Val("obj", obj=Obj("backend_option", qual=default.const), text=f"args.{dest_name}")
                 elif wants_device and default.kind in ("const", "device"):
                     ns.attrs[dest_name] = Val("device", Dev("sym", key=("argparse", id(parser), dest_name),
                                                             text=f"args.{dest_name}", accel=True),

@@ -72,6 +72,7 @@ class MultiGpu:
 
     # ---- rank values
     def rank_value(self, text: str) -> Val:
+        self._saw_rank = True  # several processes of this program run on one machine
         return Val("rank", text=text)
 
     def env_value(self, key: Val, text: str) -> Val | None:
@@ -82,6 +83,9 @@ class MultiGpu:
 
     def multigpu_call(self, node, q: str, args, kwargs, frame) -> Val | None:
         """Library calls with multi-GPU meaning; None for the others."""
+        cv = self.collective_call(node, q, args, kwargs)
+        if cv is not None:
+            return cv
         if q in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and args:
             default = args[1] if len(args) > 1 else kwargs.get("default")
             return self.env_value(args[0], self.text(node)) or \
@@ -208,6 +212,7 @@ class MultiGpu:
                 {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
         org = Origin(wrap_span, f"scattered to the replicas' GPUs by DataParallel (line {wrap_span.line})", "placed")
         if many and dev.kind == "cuda" and obj.cls is not None:
+            self._dp_cpu_returns = []  # what the replica's forward returns on the cpu (note_replica_return)
             dev = Dev("cuda", key=("rank", None), text=_REPLICA)
             mod = Val("module", obj=self._replica(obj, dev, Origin(wrap_span, f"replicated by DataParallel "
                                                                    f"(line {wrap_span.line})", "placed"), {}),
@@ -215,13 +220,27 @@ class MultiGpu:
         return [Val("tensor", dev, org, scalar=a.scalar) if a.kind == "tensor" else a for a in args], \
             {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
 
-    def data_parallel_gather(self, mod: Val, out: Val) -> Val:
+    def data_parallel_gather(self, mod: Val, out: Val, node=None) -> Val:
         """What a DataParallel call returns: the replicas' outputs gathered on output_device (device_ids[0]),
         so a tensor forward returned on the replica's GPU is on device_ids[0] after the call (unknown when
-        device_ids[0] is)."""
+        device_ids[0] is). A cpu tensor a replica's forward returns cannot be gathered ("Gather function
+        not implemented for CPU tensors"): DEV209 at the call."""
         dp = getattr(mod.obj, "data_parallel", None) if mod.obj is not None else None
         if dp is None or self.standalone or not dp[3]:
             return out
+        cpu_returns, self._dp_cpu_returns = getattr(self, "_dp_cpu_returns", None), None
+        if cpu_returns and node is not None and ("dp-gather", span_of(node)) not in self.mix_origins:
+            self.mix_origins.add(("dp-gather", span_of(node)))
+            st, t = cpu_returns[0]
+            made = f" ({t.origin.reason})" if t.origin is not None and t.origin.reason else ""
+            related = [(span_of(st), "returned on the cpu here"), (dp[2], f"wrapped in DataParallel at line {dp[2].line}")]
+            if t.origin is not None:
+                related.append((t.origin.span, t.origin.reason))
+            self.add(Finding("DEV209", span_of(node),
+                             f"`{self.text(node.func)}` is a DataParallel module whose forward returns a cpu tensor at "
+                             f"line {st.lineno}{made}: DataParallel gathers the replicas' outputs onto device_ids[0] "
+                             f"and refuses cpu tensors (\"Gather function not implemented for CPU tensors\"): create "
+                             f"it on the input's device (`device=x.device`) or register it as a buffer", related, None))
         first, wrap_span = dp[0], dp[2]
         org = Origin(wrap_span, f"gathered on device_ids[0] by DataParallel (line {wrap_span.line})", "placed")
 
@@ -234,6 +253,18 @@ class MultiGpu:
                     return Val("obj", obj=Obj(v.obj.kind, qual=v.obj.qual, items=items), elem=v.elem)
             return v
         return gather(out)
+
+    def note_replica_return(self, st, val: Val, frame) -> None:
+        """A `return` of forward() running on a DataParallel replica: a cpu tensor among what it returns."""
+        fn = frame.node
+        if getattr(fn, "name", "") != "forward" or not fn.args.args:
+            return
+        me = frame.env.get(fn.args.args[0].arg)
+        if me is None or me.kind != "module" or me.obj is None or me.obj.dev is None or me.obj.dev.text != _REPLICA:
+            return
+        t = _cpu_output(val)
+        if t is not None:
+            self._dp_cpu_returns.append((st, t))
 
     def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict) -> Obj:
         """What `replicate()` gives a replica: module objects copied, parameters and buffers on its GPU.
@@ -301,6 +332,18 @@ class MultiGpu:
 
 
 _REPLICA = "each replica's GPU (DataParallel)"
+
+
+def _cpu_output(v: Val, depth: int = 0) -> Val | None:
+    """A tensor known to be on the cpu in what forward returns (a tensor, or inside a tuple / list / dict)."""
+    if v.kind == "tensor":
+        return v if v.dev is not None and v.dev.is_cpu else None
+    if v.kind == "obj" and v.obj is not None and depth < 3:
+        for i in (v.obj.items if v.obj.kind in ("list", "tuple") else v.obj.keys.values() if v.obj.kind == "dict" else ()):
+            t = _cpu_output(i, depth + 1)
+            if t is not None:
+                return t
+    return None
 
 
 def _first_param(fn: FuncRef) -> str:

@@ -408,6 +408,8 @@ class Statements:
 
     def s_Return(self, st, frame):
         val = self.eval(st.value, frame) if st.value is not None else Val("const", const=None)
+        if getattr(self, "_dp_cpu_returns", None) is not None:  # forward of a DataParallel replica may be running
+            self.note_replica_return(st, val, frame)
         frame.returns = val if frame.returns is None else \
             (self._device_chosen_on_returns(st, frame.returns, val, frame) or _instance_choice(frame.returns, val)
              or self.join(frame.returns, val))  # (a factory returning one of several project objects: each)

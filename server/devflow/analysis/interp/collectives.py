@@ -1,0 +1,160 @@
+"""torch.distributed process groups and collectives (DEV208).
+
+- A process group communicates the devices its backend supports (torch's `Backend.backend_capability`,
+  in the generated knowledge): "nccl" only cuda tensors, "gloo" cpu and cuda. `init_process_group("nccl")`
+  makes an NCCL-only default group: a cpu tensor handed to `all_reduce` / `broadcast` / `all_gather` ...
+  raises ("Tensors must be CUDA and dense", "No backend type associated with device type cpu").
+  `init_process_group()` without a backend sets up the backend of the machine's accelerator only (torch
+  2.6 on; probed into the knowledge): NCCL on a machine with CUDA. "cpu:gloo,cuda:nccl" names one backend
+  per device type, so cpu tensors go through gloo. `dist.new_group(backend=...)` is a group of its own backend;
+  `group=` anything not known here leaves the backend unknown (silent).
+- Object collectives (`all_gather_object`, `broadcast_object_list` ...) serialise the object into a tensor
+  on the device of the group's backend: for NCCL the *current* CUDA device. Processes of one machine
+  that never set it (`torch.cuda.set_device(rank)`) all use cuda:0, and NCCL refuses two ranks on one GPU.
+- The backend of the default group is recorded when its `init_process_group` call runs; a collective
+  reached before (or without) it says nothing. A command-line option whose default names a backend
+  (`--dist-backend nccl`) is that backend: the program's own launch uses it.
+"""
+
+from __future__ import annotations
+
+from devflow.analysis import framework_api as FW
+from devflow.analysis.findings import Finding
+from devflow.analysis.interp.frames import span_of
+from devflow.analysis.values import UNKNOWN, Obj, Val
+
+_PREFIX = "torch.distributed."
+_CONFLICT = "conflict"
+
+
+class Collectives:
+    """Backends of process groups, and the tensors collectives are given."""
+
+    def collective_call(self, node, q: str, args, kwargs) -> Val | None:
+        """torch.distributed calls that create a group or communicate; None for the others."""
+        if not q.startswith(_PREFIX) or self.standalone:
+            return None
+        name = q[len(_PREFIX):]
+        if name in FW.GROUP_CONSTRUCTORS:
+            i = FW.GROUP_CONSTRUCTORS[name]
+            given = kwargs.get("backend", args[i] if len(args) > i else None)
+            spec = self.backend_spec(given)
+            how = "" if given is not None and not (given.kind == "const" and given.const is None) else \
+                " (no backend given: on a machine with CUDA torch sets up NCCL alone)"
+            if name == "init_process_group":
+                prev = getattr(self, "_pg_default", None)
+                self._pg_default = (spec, span_of(node), how) if prev is None or prev[0] == spec else (_CONFLICT, None, "")
+                return UNKNOWN
+            return Val("obj", obj=Obj("process_group", qual=q, attrs={"backend": spec, "span": span_of(node), "how": how}))
+        spec = FW.COLLECTIVES.get(name)
+        if spec is not None:
+            self.check_collective(node, name, spec, args, kwargs)
+        return None
+
+    def backend_spec(self, v: Val | None):
+        """A backend argument as {device type: backend name}: one name serves the devices it supports;
+        "cpu:gloo,cuda:nccl" names one per device; None (or no argument): what torch sets up on a machine
+        with CUDA (the generated knowledge: NCCL only). None when the argument is not known here."""
+        if v is None or (v.kind == "const" and v.const is None):
+            return tuple(sorted(FW.NO_BACKEND_ON_CUDA.items()))  # the backend of the machine's accelerator
+        text = v.const if v.kind == "const" else v.obj.qual if v.kind == "obj" and v.obj is not None \
+            and v.obj.kind == "backend_option" else None
+        if v.kind == "qual" and isinstance(v.const, str) and v.const.startswith(_PREFIX + "Backend."):
+            text = v.const.rsplit(".", 1)[-1]  # `dist.Backend.NCCL` is the string "nccl"
+        if not isinstance(text, str):
+            return None
+        text = text.strip().lower()
+        if ":" in text:
+            pairs = [p.split(":", 1) for p in text.split(",")]
+            if all(len(p) == 2 and p[1].strip() in FW.BACKEND_DEVICES for p in pairs):
+                return tuple(sorted((d.strip(), b.strip()) for d, b in pairs))
+            return None
+        if text not in FW.BACKEND_DEVICES:
+            return None
+        return tuple(sorted((d, text) for d in FW.BACKEND_DEVICES[text]))
+
+    def group_backend(self, group: Val | None):
+        """(spec, span of the call that made the group, how its backend was chosen) for a collective's `group`;
+        None when unknown."""
+        if group is None or (group.kind == "const" and group.const is None):
+            pg = getattr(self, "_pg_default", None)
+            return pg if pg is not None and pg[0] not in (None, _CONFLICT) else None
+        if group.kind == "obj" and group.obj is not None and group.obj.kind == "process_group":
+            spec = group.obj.attrs.get("backend")
+            return (spec, group.obj.attrs.get("span"), group.obj.attrs.get("how", "")) if spec is not None else None
+        return None
+
+    def check_collective(self, node, name: str, spec: dict, args, kwargs) -> None:
+        gi = spec["group"]
+        pg = self.group_backend(kwargs.get("group", args[gi] if len(args) > gi else None))
+        if pg is None:
+            return
+        backends = dict(pg[0])
+        if spec["objects"]:
+            self.check_object_collective(node, name, backends, pg[1], args, kwargs)
+            return
+        cpu_backend = backends.get("cpu")
+        if cpu_backend is not None and "cpu" in FW.BACKEND_DEVICES.get(cpu_backend, ()):
+            return
+        data = [(a, node.args[i] if i < len(node.args) else None) for i, a in enumerate(args[:gi])]
+        data += [(v, next((k.value for k in node.keywords if k.arg == k_), None)) for k_, v in kwargs.items()
+                 if k_ != "group"]
+        for v, arg_node in data:
+            t = _cpu_tensor(v)
+            if t is None:
+                continue
+            key = ("collective", span_of(node))
+            if key in self.mix_origins:
+                return
+            self.mix_origins.add(key)
+            named = ", ".join(sorted(set(backends.values())))
+            what = f"`{self.text(arg_node)}`" if arg_node is not None else "a tensor"
+            made = f" ({t.origin.reason})" if t.origin is not None and t.origin.reason else ""
+            related = [(pg[1], f"process group created with backend {named!r} here")] if pg[1] is not None else []
+            if t.origin is not None:
+                related.append((t.origin.span, t.origin.reason))
+            self.add(Finding("DEV208", span_of(node),
+                             f"`{self.text(node.func)}` is given {what}, a cpu tensor{made}, but the process group "
+                             f"{'was created' if pg[1] is not None else 'is'} with backend {named!r}{pg[2]}, which "
+                             f"communicates {', '.join(sorted(_devices(backends)))} tensors only (\"Tensors must be "
+                             f"CUDA and dense\" / \"No backend type associated with device type cpu\"): create the "
+                             f"tensor on the GPU, or use a gloo group (`dist.new_group(backend=\"gloo\")`) for cpu data",
+                             related, None))
+            return
+
+    def check_object_collective(self, node, name: str, backends: dict, pg_span, args, kwargs) -> None:
+        """An NCCL object collective in processes that never set their current CUDA device."""
+        if not FW.OBJECT_COLLECTIVES_ON_CURRENT or "cpu" in backends or "device" in kwargs \
+                or not getattr(self, "_saw_rank", False) or not self.current_is_default():
+            return
+        if set(backends.values()) - {b for b, ds in FW.BACKEND_DEVICES.items() if "cuda" in ds and "cpu" not in ds}:
+            return
+        key = ("collective", span_of(node))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        related = [(pg_span, "NCCL process group created here")] if pg_span is not None else []
+        self.add(Finding("DEV208", span_of(node),
+                         f"`{self.text(node.func)}` on an NCCL process group serialises the object into a tensor on the "
+                         f"current CUDA device, and this program never sets it (no `torch.cuda.set_device`): every "
+                         f"process of this machine uses cuda:0, which NCCL refuses (\"Duplicate GPU detected\") or "
+                         f"hangs on: call `torch.cuda.set_device(local_rank)` in each process before the collective",
+                         related, None))
+
+
+def _cpu_tensor(v: Val) -> Val | None:
+    """`v` if it is a tensor known to be on the cpu; the first such element of a list / tuple of tensors."""
+    if v.kind == "tensor":
+        return v if v.dev is not None and v.dev.is_cpu else None  # a 0-dim cpu tensor too
+    if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple"):
+        if v.elem is not None:
+            return _cpu_tensor(v.elem)
+        for i in v.obj.items:
+            t = _cpu_tensor(i)
+            if t is not None:
+                return t
+    return None
+
+
+def _devices(backends: dict) -> set:
+    return {d for b in set(backends.values()) for d in FW.BACKEND_DEVICES.get(b, ())}
