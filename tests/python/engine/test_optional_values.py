@@ -175,3 +175,29 @@ def test_a_branch_that_says_the_tensor_is_not_on_the_gpu_is_not_a_mix(tmp_path):
         print(PCA().apply(features))
     """})
     assert _codes(tmp_path, "pca.py") == []
+
+
+def test_the_cpu_branch_of_each_device_test_spelling_is_not_a_mix(tmp_path):
+    for i, test in enumerate(("not x.is_cuda", 'x.device.type == "cpu"', 'x.device.type != "cuda"',
+                              'not x.device.type == "cuda"')):
+        _project(tmp_path / str(i), {"m.py": f"""
+            import argparse
+            import torch
+
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--use_cuda", action="store_true")
+            args = parser.parse_args()
+
+
+            def project(x, basis):
+                if {test}:
+                    return torch.mm(torch.FloatTensor(basis), x.t())
+                return torch.mm(torch.cuda.FloatTensor(basis), x.t())
+
+
+            feats = torch.zeros(10, 4)
+            if args.use_cuda:
+                feats = feats.cuda()
+            print(project(feats, [[1.0] * 4] * 4))
+        """})
+        assert _codes(tmp_path / str(i), "m.py") == [], test

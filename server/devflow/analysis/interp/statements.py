@@ -300,11 +300,13 @@ class Statements:
         if v is None or v.kind != "tensor" or v.dev is None or not (v.dev.kind == "cuda" or v.dev.kind == "sym" and v.dev.accel):
             return None
         elsewhere = Val("tensor", TOP, v.origin, text=v.text)
-        inner = test.operand if isinstance(test, ast.UnaryOp) else test
-        says_cuda = not isinstance(test, ast.UnaryOp)
+        negated = isinstance(test, ast.UnaryOp)
+        inner = test.operand if negated else test
+        says_cuda = True  # `x.is_cuda`
         if isinstance(inner, ast.Compare):
             const = next(c.value for c in (inner.left, inner.comparators[0]) if isinstance(c, ast.Constant))
             says_cuda = (const == "cuda") == isinstance(inner.ops[0], ast.Eq)
+        says_cuda = says_cuda != negated
         return (tested.id, v, elsewhere) if says_cuda else (tested.id, elsewhere, v)
 
     @staticmethod
