@@ -300,6 +300,7 @@ def rename(proj: Project) -> Project:
     r.module_aliases = col.module_aliases
     r.all_modules = modules
     r.imported -= col.module_aliases  # `from . import sibling`: its attributes are the user's names
+    r.imported -= col.project_imported  # `from .common import DEBERTA`: a project object, its attributes the user's
     # a keyword passed to a callee that is neither the user's (known) nor a library's (rooted at an import)
     # may name a user parameter: that parameter keeps its name
     while True:

@@ -167,14 +167,17 @@ RENAME_TRAPS = {
     "pkg/losses.py": """class Weighted:
     def __init__(self, weight=1.0):
         self.weight = weight
+        self.scale = 2 * weight
 
 
 registry = {"weighted": Weighted}
+DEFAULT = Weighted(0.25)
 """,
-    "pkg/build.py": """from .losses import registry
+    "pkg/build.py": """from .losses import DEFAULT, registry
 
 
 def build(name):
+    assert DEFAULT.scale == 0.5
     return registry[name](weight=0.5)
 """,
     "run.py": """import pkg as P
@@ -190,8 +193,9 @@ print(trainer.run(mode="fit"), build("weighted").weight)
 def test_rename_keeps_what_python_resolves_by_name(tmp_path):
     """The renamed program must run as the original does: a property setter's decorator names the method
     (not a local of the same spelling), `P.train.Trainer` follows the class through a subpackage, a method
-    reached by `getattr(self, "_" + mode)` keeps its name, and a keyword passed through a registry imported
-    relatively keeps the parameter it names."""
+    reached by `getattr(self, "_" + mode)` keeps its name, a keyword passed through a registry imported
+    relatively keeps the parameter it names, and the attributes of a project object imported relatively
+    follow their definitions."""
     case = _case(tmp_path, RENAME_TRAPS, "run.py:4 DEV201\n")
     out = render(rename(fixtures.load(case, "buggy"))).files
     root = tmp_path / "renamed"
