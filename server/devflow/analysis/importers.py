@@ -213,6 +213,10 @@ def _script_folders(root: str, packages: bool = False) -> list[str]:
 _SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words, entry)])
 _RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
 _MAIN_GUARD = re.compile(r"^if __name__\s*==", re.M)
+# `out = model(x)` at the top level of a file that defines nothing (a script of assignments only): it runs
+# code too; in a file with definitions such lines (`logger = logging.getLogger()`) are a module's setup
+_ASSIGNS_CALL = re.compile(r"^[A-Za-z_][\w., \t\[\]]*=[ \t]*[A-Za-z_][\w.]*\(", re.M)
+_DEFINES = re.compile(r"^(?:async\s+def|def|class)\s", re.M)
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
 
 
@@ -244,7 +248,7 @@ def _scripts_in(root: str) -> list:
                 text = fh.read()
         except OSError:
             continue
-        if not _RUNS_CODE.search(text):
+        if not (_RUNS_CODE.search(text) or (_ASSIGNS_CALL.search(text) and not _DEFINES.search(text))):
             continue
         words: set[str] = set()
         for m in _IMPORT_LINE.finditer(text):

@@ -75,3 +75,23 @@ def test_silent_neighbours(tmp_path):
     _project(tmp_path / "hidden", {"audio/__init__.py": "", "audio/losses.py": LOSS,
                                    ".cache/train.py": SCRIPT.format(module="audio.losses", move="")})
     assert _codes(tmp_path / "hidden" / "audio" / "losses.py") == []
+
+
+def test_a_script_of_assignments_only_runs_code(tmp_path):
+    # `out = loss(wave)` at the top of a file that defines nothing is a script (it runs when launched); a module
+    # that defines functions next to such setup lines (`log = logging.getLogger()`) is a library module
+    script = """
+        import torch
+        from audio.losses import SpectralLoss
+
+        loss = SpectralLoss(64).to("cuda")
+        value = loss(torch.randn(2, 4000, device="cuda"))
+    """
+    _project(tmp_path / "a", {"audio/__init__.py": "", "audio/losses.py": LOSS, "run.py": script})
+    assert _codes(tmp_path / "a" / "audio" / "losses.py") == [(8, "DEV201", "`run.py` runs)")]
+    library = script + """
+        def helper():
+            return value
+    """
+    _project(tmp_path / "b", {"audio/__init__.py": "", "audio/losses.py": LOSS, "setup_loss.py": library})
+    assert _codes(tmp_path / "b" / "audio" / "losses.py") == []
