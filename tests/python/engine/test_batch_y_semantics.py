@@ -5,7 +5,10 @@ the neighbours that must stay silent:
   branch (its `else:`, or the body of `if not use_cuda:`) what the first test moved is where it was before
   (a tensor name on the cpu, an attribute its earlier value), since that branch runs only where the flag
   is false; a bare name is one function's flag, an attribute chain (`self.use_cuda`, `args.cuda`) is one
-  flag across methods."""
+  flag across methods;
+- `isinstance(x, np.ndarray)` of a tensor on an accelerator is False (`isinstance(x, torch.Tensor)` True): the
+  branch converting a numpy array (`torch.from_numpy`, cpu) is not joined with the cuda tensor into an
+  unknown; a tensor on the cpu or of unknown device leaves the test undecided."""
 
 from __future__ import annotations
 
@@ -124,3 +127,60 @@ def test_a_local_flag_of_another_function_is_another_flag(tmp_path):
         read(fill(8, True), True)
         """})
     assert _codes(tmp_path, "bank.py") == []
+
+
+# ---- isinstance of a tensor on an accelerator against numpy.ndarray / torch.Tensor is decided
+COLLATE = """
+import numpy as np
+import torch
+
+
+def batch_coords(coords):
+    out = []
+    for i, coord in enumerate(coords):
+        if isinstance(coord, np.ndarray):
+            coord = torch.from_numpy(coord)
+        else:
+            assert isinstance(coord, torch.Tensor)
+        column = torch.ones((coord.shape[0], 1)).int() * i
+        out.append(torch.cat((coord.int(), column), 1))
+    return torch.cat(out, 0)
+"""
+
+
+def test_numpy_branch_of_a_collate_helper_split_into_files_reported(tmp_path):
+    _project(tmp_path, {"data/collate.py": COLLATE, "data/__init__.py": "", "train.py": """
+        import torch
+        from data.collate import batch_coords
+
+
+        class Voxelizer:
+            def __init__(self, device="cuda"):
+                self.device = device
+
+            def __call__(self, points):
+                return torch.floor(points.to(self.device)[:, :3] / 0.05)
+
+
+        voxelize = Voxelizer()
+        clouds = [voxelize(torch.rand(100, 6)) for _ in range(2)]
+        print(batch_coords(clouds).shape)
+        """})
+    assert _codes(tmp_path, "data/collate.py") == [(12, "DEV201")]
+
+
+def test_numpy_branch_with_cpu_or_unknown_coordinates_silent(tmp_path):
+    _project(tmp_path, {"data/collate.py": COLLATE, "data/__init__.py": "", "train.py": """
+        import numpy as np
+        import torch
+        from data.collate import batch_coords
+
+
+        def main(clouds):
+            return batch_coords([c[:, :3] for c in clouds])
+
+
+        print(batch_coords([np.random.rand(100, 3), torch.rand(50, 3)]).shape)
+        """})
+    assert _codes(tmp_path, "data/collate.py") == []
+    assert _codes(tmp_path, "train.py") == []
