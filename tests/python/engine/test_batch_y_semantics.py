@@ -184,3 +184,35 @@ def test_numpy_branch_with_cpu_or_unknown_coordinates_silent(tmp_path):
         """})
     assert _codes(tmp_path, "data/collate.py") == []
     assert _codes(tmp_path, "train.py") == []
+
+
+def test_flag_moved_in_the_else_of_a_negated_test_then_narrowed_silent(tmp_path):
+    _project(tmp_path, {"store.py": """
+        import torch
+
+
+        class Store:
+            def __init__(self, n, dim, cpu_only):
+                self.cpu_only = cpu_only
+                self.bank = torch.zeros(n, dim)
+                if not self.cpu_only:
+                    self.bank = self.bank.cuda()
+
+            def put(self, index, feats):
+                if self.cpu_only:
+                    self.bank.index_copy_(0, index.cpu(), feats.cpu())
+                else:
+                    self.bank.index_copy_(0, index.cuda(), feats.cuda())
+
+
+        def fill(n, feats, index, cpu_only):
+            bank = torch.zeros(n, 4)
+            if not cpu_only:
+                pass
+            else:
+                bank = bank.cuda()  # (moved where `cpu_only` is true: the else of `if not cpu_only`)
+            if cpu_only:
+                bank.index_copy_(0, index.cuda(), feats.cuda())
+            return bank
+        """})
+    assert _codes(tmp_path, "store.py") == []

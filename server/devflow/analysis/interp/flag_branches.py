@@ -47,19 +47,23 @@ class FlagBranches:
         scope = id(frame.node) if "." not in text else None  # a bare name: one function's local flag
         return (text, scope), negated
 
-    def note_flag_move(self, st, dev_key, name: str, kept: Val, frame: Frame) -> None:
-        """A tensor name moved on the true branch of `if <flag>:` to the symbolic device `dev_key`, from `kept`."""
+    def note_flag_move(self, st, dev_key, name: str, kept: Val, in_body: bool, frame: Frame) -> None:
+        """A tensor name moved to the symbolic device `dev_key` (from `kept`) on the branch of `if <flag>:` where
+        the flag is true (the body of `if flag:`, the `else:` of `if not flag:`)."""
         k = self._flag_key(st.test, frame)
-        if k is not None and not k[1]:
+        if k is not None and in_body != k[1]:
             self.__dict__.setdefault("flag_devs", {})[dev_key] = (k[0], st)
             self.__dict__.setdefault("flag_kept", {})[(dev_key, name)] = kept
 
     def note_flag_attr_moves(self, st, body_writes: list, else_writes: list, frame: Frame) -> None:
         """`if self.use_cuda: self.bank = self.bank.cuda()`: an attribute moved from a cpu tensor on the flag's
-        true branch only; remembered by the value it holds after the `if`, with the value it had before."""
+        true branch only (the `else:` of `if not flag:`); remembered by the value it holds after the `if`, with
+        the value it had before."""
         k = self._flag_key(st.test, frame)
-        if k is None or k[1]:
+        if k is None:
             return
+        if k[1]:  # `if not flag: ... else: self.bank = self.bank.cuda()`
+            body_writes, else_writes = else_writes, body_writes
         other = {(id(o), n) for o, n, *_ in else_writes}
         first: dict = {}
         for o, n, v, prior in body_writes:

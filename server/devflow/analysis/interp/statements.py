@@ -294,7 +294,7 @@ class Statements:
                 continue
             if dev is None:
                 dev = Dev("sym", key=("if", id(st)), text="", accel=True)
-            self.note_flag_move(st, dev.key, name, kept, frame)
+            self.note_flag_move(st, dev.key, name, kept, moved is a, frame)
             frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
                                                         f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
                                   text=moved.text)
