@@ -4,7 +4,7 @@ the neighbours that must stay silent:
 - two tests of the same flag (`if use_cuda:` ... `if use_cuda: ... else: ...`): on the second test's false
   branch (its `else:`, or the body of `if not use_cuda:`) what the first test moved is where it was before
   (a tensor name on the cpu, an attribute its earlier value), since that branch runs only where the flag
-  is false; a bare name is one function's flag, an attribute chain (`self.use_cuda`, `args.cuda`) is one
+  is false (and so is what follows `if flag: return ...` in its block); a bare name is one function's flag, an attribute chain (`self.use_cuda`, `args.cuda`) is one
   flag across methods;
 - `isinstance(x, np.ndarray)` of a tensor on an accelerator is False (`isinstance(x, torch.Tensor)` True): the
   branch converting a numpy array (`torch.from_numpy`, cpu) is not joined with the cuda tensor into an
@@ -216,3 +216,44 @@ def test_flag_moved_in_the_else_of_a_negated_test_then_narrowed_silent(tmp_path)
             return bank
         """})
     assert _codes(tmp_path, "store.py") == []
+
+
+def test_config_flag_across_methods_split_into_files_fall_through_silent_else_reported(tmp_path):
+    _project(tmp_path, {"cfg.py": """
+        class Config:
+            def __init__(self, use_gpu=True):
+                self.use_gpu = use_gpu
+        """, "retrieval/bank.py": """
+        import torch
+
+
+        class EmbeddingBank:
+            def __init__(self, cfg, size=64, dim=8):
+                self.cfg = cfg
+                self.feats = torch.zeros(size, dim)
+                if self.cfg.use_gpu:
+                    self.feats = self.feats.cuda()
+
+            def search(self, query):
+                if self.cfg.use_gpu:
+                    return torch.mm(query.cuda(), self.feats.t()).topk(5)
+                return torch.mm(query.cpu(), self.feats.t()).topk(5)
+
+            def search_wrong(self, query):
+                if self.cfg.use_gpu:
+                    return torch.mm(query.cuda(), self.feats.t()).topk(5)
+                else:
+                    return torch.mm(query.cuda(), self.feats.t()).topk(5)
+        """, "main.py": """
+        import sys
+        import torch
+        from cfg import Config
+        from retrieval.bank import EmbeddingBank
+
+        bank = EmbeddingBank(Config(use_gpu="--gpu" in sys.argv))
+        print(bank.search(torch.randn(2, 8)))
+        print(bank.search_wrong(torch.randn(2, 8)))
+        """})
+    # `search`: after `if self.cfg.use_gpu: return ...` the bank is on the cpu with the query; `search_wrong`:
+    # its else branch sends a cuda query against the bank that stayed on the cpu (reported where it is made)
+    assert _codes(tmp_path, "main.py") == [(8, "DEV201")]

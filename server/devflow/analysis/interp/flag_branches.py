@@ -6,7 +6,9 @@ symbolic device `_moved_on_one_branch` gives it: an accelerator on a GPU run). A
 `else:` branch runs only where the flag is false, where the first `if` moved nothing, so there
 `features` is on the cpu again (and the `if not use_cuda:` body likewise). The same holds for an
 attribute moved on one branch (`if self.use_cuda: self.bank = self.bank.cuda()`): on the flag's false
-branch it holds the value it had before the move.
+branch it holds the value it had before the move. After `if use_cuda: return ...` (no `else:`), the rest of
+the block is that false branch: names stay narrowed (only that path goes on), attributes (shared objects)
+are as they were again when the block ends.
 
 A flag is a name or an attribute chain (`use_cuda`, `self.use_cuda`, `args.cuda`), optionally negated;
 a bare name is the same flag only within one function body. Nothing else is narrowed: any other
@@ -127,3 +129,14 @@ class FlagBranches:
             holder = frame.env if obj is None else obj.attrs
             if holder.get(n) is narrowed:
                 holder[n] = was
+
+    def flag_tail(self, undo: list) -> None:
+        """Narrowed attributes that stay so for the rest of the enclosing block (`exec_block` ends them)."""
+        tails = self.__dict__.setdefault("flag_tails", [])
+        tails.extend(u for u in undo if u[0] is not None)  # (names stay narrowed: only the false path goes on)
+
+    def end_flag_tails(self, mark: int, frame: Frame) -> None:
+        tails = self.flag_tails
+        if len(tails) > mark:
+            self.redo_after_flag(tails[mark:], frame)
+            del tails[mark:]

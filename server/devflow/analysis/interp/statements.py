@@ -25,20 +25,26 @@ class Statements:
 
     def exec_block(self, stmts, frame: Frame) -> bool:
         """Run statements; True when the block always ends in return/raise/break/continue."""
-        for st in stmts:
-            self.budget -= 1
-            if self.budget <= 0 or (not self.budget & 255 and self.past_deadline()):
-                return False
-            handler = STMT_HANDLERS.get(type(st))
-            if handler is None:
-                continue
-            frame.stmt_stack.append(st)
-            try:
-                if handler(self, st, frame):
-                    return True
-            finally:
-                frame.stmt_stack.pop()
-        return False
+        tails = self.__dict__.get("flag_tails")
+        mark = len(tails) if tails else 0
+        try:
+            for st in stmts:
+                self.budget -= 1
+                if self.budget <= 0 or (not self.budget & 255 and self.past_deadline()):
+                    return False
+                handler = STMT_HANDLERS.get(type(st))
+                if handler is None:
+                    continue
+                frame.stmt_stack.append(st)
+                try:
+                    if handler(self, st, frame):
+                        return True
+                finally:
+                    frame.stmt_stack.pop()
+            return False
+        finally:
+            if self.__dict__.get("flag_tails"):
+                self.end_flag_tails(mark, frame)  # (attributes narrowed after `if flag: return`: as they were)
 
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
@@ -178,7 +184,10 @@ class Statements:
             frame.env[narrow[0]] = narrow[2]
         undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and not flag[0] else ()
         t_else = self.exec_block(st.orelse, frame)
-        self.redo_after_flag(undo, frame)
+        if t_body and not st.orelse and undo:
+            self.flag_tail(undo)  # `if flag: return ...`: what follows the `if` runs where the flag is false
+        else:
+            self.redo_after_flag(undo, frame)
         env_else, else_moves, self.branch_moves = frame.env, self.branch_moves, outer_moves
         else_writes, self.branch_writes = self.branch_writes, outer_writes
         if outer_moves is not None:
