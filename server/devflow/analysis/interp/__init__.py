@@ -22,6 +22,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
 - `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
   thread pools.
+- `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
 
@@ -34,6 +35,7 @@ from devflow.analysis.interp.calls import Calls
 from devflow.analysis.interp.driver import Driver
 from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
+from devflow.analysis.interp.flag_branches import FlagBranches
 from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
@@ -50,7 +52,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

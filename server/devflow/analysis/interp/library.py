@@ -217,6 +217,11 @@ class Library:
             if types and all(t.kind == "qual" and t.const in ("builtins.list", "builtins.tuple", "builtins.dict",
                                                                 "builtins.set", "builtins.str") for t in types):
                 return Val("const", const=False)
+            dev = args[0].dev
+            if types and dev is not None and dev.known and not dev.is_cpu and \
+                    all(t.kind == "qual" and t.const in ("numpy.ndarray", "torch.Tensor") for t in types):
+                # `isinstance(coord, np.ndarray)` of a tensor on an accelerator: a numpy array never is one
+                return Val("const", const=any(t.const == "torch.Tensor" for t in types))
             return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
                 and args[0].obj.kind in ("list", "tuple") and not args[0].obj.qual:

@@ -25,20 +25,26 @@ class Statements:
 
     def exec_block(self, stmts, frame: Frame) -> bool:
         """Run statements; True when the block always ends in return/raise/break/continue."""
-        for st in stmts:
-            self.budget -= 1
-            if self.budget <= 0 or (not self.budget & 255 and self.past_deadline()):
-                return False
-            handler = STMT_HANDLERS.get(type(st))
-            if handler is None:
-                continue
-            frame.stmt_stack.append(st)
-            try:
-                if handler(self, st, frame):
-                    return True
-            finally:
-                frame.stmt_stack.pop()
-        return False
+        tails = self.__dict__.get("flag_tails")
+        mark = len(tails) if tails else 0
+        try:
+            for st in stmts:
+                self.budget -= 1
+                if self.budget <= 0 or (not self.budget & 255 and self.past_deadline()):
+                    return False
+                handler = STMT_HANDLERS.get(type(st))
+                if handler is None:
+                    continue
+                frame.stmt_stack.append(st)
+                try:
+                    if handler(self, st, frame):
+                        return True
+                finally:
+                    frame.stmt_stack.pop()
+            return False
+        finally:
+            if self.__dict__.get("flag_tails"):
+                self.end_flag_tails(mark, frame)  # (attributes narrowed after `if flag: return`: as they were)
 
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
@@ -167,13 +173,21 @@ class Statements:
         narrow = _none_test(st.test, frame.env) or self._not_on_accelerator(st.test, frame.env)
         if narrow is not None:
             frame.env[narrow[0]] = narrow[1]
+        flag = self.flag_false_branch(st, frame)  # (a flag tested before: its false branch sees nothing moved)
+        undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and flag[0] else ()
         t_body = self.exec_block(st.body, frame)
+        self.redo_after_flag(undo, frame)
         env_body, body_moves, self.branch_moves = frame.env, self.branch_moves, []
         body_writes, self.branch_writes = self.branch_writes, []
         frame.env = dict(before)
         if narrow is not None:
             frame.env[narrow[0]] = narrow[2]
+        undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and not flag[0] else ()
         t_else = self.exec_block(st.orelse, frame)
+        if t_body and not st.orelse and undo:
+            self.flag_tail(undo)  # `if flag: return ...`: what follows the `if` runs where the flag is false
+        else:
+            self.redo_after_flag(undo, frame)
         env_else, else_moves, self.branch_moves = frame.env, self.branch_moves, outer_moves
         else_writes, self.branch_writes = self.branch_writes, outer_writes
         if outer_moves is not None:
@@ -185,6 +199,7 @@ class Statements:
             return True
         if not t_body and not t_else:
             self._attrs_set_on_both_branches(body_writes, else_writes)
+            self.note_flag_attr_moves(st, body_writes, else_writes, frame)
         self._offloaded_on_one_branch(st, body_moves, else_moves, frame)
         if t_body:
             frame.env = env_else
@@ -201,8 +216,8 @@ class Statements:
         either value after the `if` (a choice of the two objects of project classes), not the one the branch
         run last wrote; other values (models: the moves that reach them through other holders are not
         tracked on a choice), and one set on a single branch, keep the value written last (as before)."""
-        last_body = {(id(o), n): (o, v) for o, n, v in body_writes}
-        last_else = {(id(o), n): v for o, n, v in else_writes}
+        last_body = {(id(o), n): (o, v) for o, n, v, _ in body_writes}
+        last_else = {(id(o), n): v for o, n, v, _ in else_writes}
         for key, (obj, v_body) in last_body.items():
             v_else = last_else.get(key)
             if v_else is not None and v_else is not v_body and obj.attrs.get(key[1]) is v_else:
@@ -288,6 +303,7 @@ class Statements:
                 continue
             if dev is None:
                 dev = Dev("sym", key=("if", id(st)), text="", accel=True)
+            self.note_flag_move(st, dev.key, name, kept, moved is a, frame)
             frame.env[name] = Val("tensor", dev, Origin(span_of(st.test), f"moved to the accelerator when "
                                                         f"`{self.text(st.test)}` (line {st.lineno})", kind="placed"),
                                   text=moved.text)
@@ -652,7 +668,7 @@ class Statements:
             obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
         writes = getattr(self, "branch_writes", None)
         if writes is not None:
-            writes.append((obj, name, val))
+            writes.append((obj, name, val, obj.attrs.get(name)))
         obj.attrs[name] = val
 
     def join(self, a: Val, b: Val) -> Val:
