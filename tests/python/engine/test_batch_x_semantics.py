@@ -132,3 +132,118 @@ def test_a_module_beside_the_script_wins_over_the_root_one(tmp_path):
     _repo(tmp_path, **{"scripts/utils.py": AGENT.replace("torch.zeros(num_envs, 16)",
                                                         "torch.zeros(num_envs, 16, device=device)")})
     assert _codes(tmp_path, "scripts/evaluate.py") == []
+
+
+# ---- Process / Thread subclasses: `start()` runs the project's own `run`
+NET = """
+import torch
+import torch.nn as nn
+
+
+class PolicyNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+    def act(self, state, device):
+        x = torch.tensor([state], dtype=torch.float32).to(device)
+        return self.forward(x).argmax(-1).item()
+"""
+
+WORKER = """
+import torch.multiprocessing as mp
+
+from net import PolicyNet
+
+
+class Worker(mp.Process):
+    def __init__(self, global_net, device):
+        super().__init__()
+        self.device = device
+        self.local_net = PolicyNet()
+        self.local_net.load_state_dict(global_net.state_dict())
+
+    def run(self):
+        state = [0.0, 0.0, 0.0, 0.0]
+        for _ in range(10):
+            action = self.local_net.act(state, self.device)
+"""
+
+MAIN = """
+import torch
+
+from net import PolicyNet
+from worker import Worker
+
+device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+if __name__ == "__main__":
+    global_net = PolicyNet()
+    global_net.share_memory()
+    workers = [Worker(global_net, device) for _ in range(4)]
+    [w.start() for w in workers]
+    [w.join() for w in workers]
+"""
+
+
+def test_process_start_runs_the_workers_run(tmp_path):
+    _project(tmp_path, {"net.py": NET, "worker.py": WORKER, "main.py": MAIN})
+    assert _codes(tmp_path, "worker.py") == [(16, "DEV106")]
+    assert (12, "DEV106") in _codes(tmp_path, "main.py")
+
+
+def test_thread_subclass_one_project_base_deeper_started_in_a_loop(tmp_path):
+    _project(tmp_path, {
+        "net.py": NET,
+        "actors.py": """
+            import threading
+
+            from net import PolicyNet
+
+
+            class BaseActor(threading.Thread):
+                def __init__(self, device):
+                    super().__init__(daemon=True)
+                    self.device = device
+                    self.policy = PolicyNet()
+
+
+            class RolloutActor(BaseActor):
+                def run(self):
+                    self.collect()
+
+                def collect(self):
+                    return self.policy.act([1.0, 0.0, 0.0, 1.0], self.device)
+            """,
+        "launch.py": """
+            import torch
+
+            from actors import RolloutActor
+
+            actors = []
+            for i in range(2):
+                actors.append(RolloutActor(torch.device("cuda")))
+            for a in actors:
+                a.start()
+            """})
+    assert _codes(tmp_path, "launch.py") == [(9, "DEV106")]
+
+
+def test_silent_when_the_worker_moves_its_network(tmp_path):
+    _project(tmp_path, {"net.py": NET, "main.py": MAIN, "worker.py": WORKER.replace(
+        "self.local_net.load_state_dict(global_net.state_dict())",
+        "self.local_net.load_state_dict(global_net.state_dict())\n        self.local_net.to(device)")})
+    assert _codes(tmp_path, "worker.py") == []
+    assert _codes(tmp_path, "main.py") == []
+
+
+def test_silent_when_the_class_defines_its_own_start_or_is_no_process(tmp_path):
+    own_start = WORKER.replace("    def run(self):", "    def start(self):\n        pass\n\n    def run(self):")
+    _project(tmp_path, {"net.py": NET, "main.py": MAIN, "worker.py": own_start})
+    assert _codes(tmp_path, "main.py") == []
+    plain = WORKER.replace("class Worker(mp.Process):", "class Worker:").replace("        super().__init__()\n", "")
+    _project(tmp_path / "plain", {"net.py": NET, "main.py": MAIN, "worker.py": plain})
+    assert _codes(tmp_path / "plain", "main.py") == []
