@@ -81,6 +81,28 @@ class ClassInfo:
         return None
 
 
+_RUNS_ON_START = ("multiprocessing.Process", "multiprocessing.context.Process", "torch.multiprocessing.Process",
+                  "threading.Thread")
+
+
+def started_run(info: "ClassInfo"):
+    """(def, owner) of the project `run` that `start()` runs on an instance of `info`: a subclass of the
+    standard library's Process / Thread (an A3C worker, a rollout actor) that defines `run` and not
+    `start`; None otherwise."""
+    if info.method("start") is not None or not _runs_on_start(info, set()):
+        return None
+    return info.method("run")
+
+
+def _runs_on_start(info: "ClassInfo", seen: set) -> bool:
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    home = info.home
+    return any(home is not None and home.qualify(b) in _RUNS_ON_START for b in info.bases) or \
+        any(_runs_on_start(b, seen) for b in info.base_infos)
+
+
 def library_module_base(index: "FileIndex", base: str) -> bool:
     """A base class, as `index`'s file names it, that is a library's nn.Module."""
     q = index.qualify(base)

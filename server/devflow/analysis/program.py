@@ -208,7 +208,8 @@ class Project:
         _, top = package_of(path)
         here = os.path.dirname(os.path.abspath(path))
         marked = project_root(here)
-        project = cls([here, top, *extra_roots, *([marked] if marked else []), *_cwd_roots(path, here)])
+        project = cls([here, top, *extra_roots, *([marked] if marked else []), *_cwd_roots(path, here),
+                       *_run_from_above(here, top)])
         project.here = here
         return project
 
@@ -278,6 +279,23 @@ def _cwd_roots(path: str, here: str) -> list[str]:
         return []
     up = os.path.dirname(here)
     return [up] if up and up != here else []
+
+
+_REPO_FILES = ("README.md", "README.rst", "README.txt", "README", "requirements.txt", "LICENSE", "environment.yml",
+               "environment.yaml", *_MARKERS)
+
+
+def _run_from_above(here: str, top: str) -> list[str]:
+    """`scripts/evaluate.py` (scripts/ not a package) doing `import utils` where `utils/` sits beside
+    scripts/ in a repository's root folder (its README, requirements or licence there): the script is
+    run from that root (`python -m scripts.evaluate`, the usual README line), so the root is on
+    sys.path even when no VCS or packaging file marks it. Tried last, for imports found nowhere closer."""
+    if top != here:
+        return []
+    up = os.path.dirname(here)
+    if not up or up == here or not any(os.path.exists(os.path.join(up, f)) for f in _REPO_FILES):
+        return []
+    return [up]
 
 
 def project_root(folder: str, levels: int = 8) -> str | None:

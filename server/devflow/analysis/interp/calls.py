@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
-from devflow.analysis.index import ClassInfo, FileIndex
+from devflow.analysis.index import ClassInfo, FileIndex, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
@@ -209,6 +209,9 @@ class Calls:
                 if added is not None:  # set on the class by a class decorator (setattr)
                     f = added.func
                     return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
+                if attr == "start" and (run := started_run(obj.cls)) is not None:
+                    # `worker.start()` of a Process / Thread subclass runs its own `run` (in the child)
+                    return Val("func", func=FuncRef(run[0], None, run[1], "method"), bound=base)
             return Val("method", const=attr, bound=base)
         member = class_member(base, attr)
         if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo) \
