@@ -123,3 +123,19 @@ COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device
+
+
+def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:
+    """`root` and the module objects registered under it (its children, theirs ...), each once."""
+    out, seen, todo = [], set(), [root]
+    while todo and len(out) < limit:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        for name in obj.children:
+            v = obj.attrs.get(name)
+            if v is not None and v.kind == "module" and v.obj is not None:
+                todo.append(v.obj)
+    return out

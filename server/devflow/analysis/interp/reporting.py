@@ -9,7 +9,7 @@ import ast
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, Dev, definitely_differ
-from devflow.analysis.values import Obj, Origin, Val
+from devflow.analysis.values import Obj, Origin, Val, module_tree
 from dataclasses import replace
 
 from devflow.analysis.program import LINE_BASE
@@ -75,7 +75,10 @@ class Reporting:
         else:
             return
         f = self.add(f)
-        child.pending.append(f)
+        for sub in module_tree(child):
+            # the new module's own submodules are left on cpu with it: a forward reaching one of them
+            # (`self.head.proj(x)`) is this finding again, not a second cause
+            sub.pending.append(f)
 
     def _append_move_fix(self, value: ast.AST, parent: Obj, frame: Frame, line: int) -> FixPlan | None:
         move = repeated_move(self, parent, frame, line) if isinstance(value, ast.Call) else None
