@@ -228,28 +228,8 @@ class Project:
                     break
             if found is None:
                 found = self._from_own_package(module)
-            if found is None:
-                found = self._from_package_above(module)
         self._resolved[module] = found
         return found
-
-    def _from_package_above(self, module: str) -> str | None:
-        """`from gr00t.model.policy import Policy` in `scripts/serve.py` of a repository with no root marker:
-        the script runs from the repository (`python scripts/serve.py`, the package installed or on the path),
-        whose folder holds the package `gr00t/` (with `__init__.py`) a few levels above the script."""
-        first, rel = module.split(".", 1)[0], module.replace(".", os.sep)
-        d = self.here
-        for _ in range(3):  # a package only (a folder with `__init__.py`), not a loose module above
-            parent = os.path.dirname(d) if d else None
-            if not parent or parent == d or is_installed(parent):
-                return None
-            d = parent
-            if os.path.isfile(os.path.join(d, first, "__init__.py")):
-                for cand in (os.path.join(d, rel + ".py"), os.path.join(d, rel, "__init__.py")):
-                    if cand in _OVERLAY or os.path.isfile(cand):
-                        return cand
-                return None
-        return None
 
     def _from_own_package(self, module: str) -> str | None:
         """`from src.config.train import cfg` in `src/train.py`, with no `__init__.py` (a namespace package):
