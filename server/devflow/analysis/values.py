@@ -126,7 +126,7 @@ FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or
 
 
 def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:
-    """`root` and the module objects registered under it (its children, theirs ...), each once."""
+    """`root` and the module objects registered under it (its children and container entries, theirs ...), each once."""
     out, seen, todo = [], set(), [root]
     while todo and len(out) < limit:
         obj = todo.pop()
@@ -134,8 +134,10 @@ def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:
             continue
         seen.add(id(obj))
         out.append(obj)
-        for name in obj.children:
-            v = obj.attrs.get(name)
+        subs = [obj.attrs.get(name) for name in obj.children]
+        if obj.kind == "module":
+            subs += [*obj.items, *obj.keys.values()]  # the entries of a ModuleList / Sequential / ModuleDict
+        for v in subs:
             if v is not None and v.kind == "module" and v.obj is not None:
                 todo.append(v.obj)
     return out

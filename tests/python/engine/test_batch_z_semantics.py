@@ -238,3 +238,71 @@ def test_trainer_that_moves_the_model_again_after_the_swap_is_silent(tmp_path):
         trainer.step(torch.randn(2, 8))
         """})
     assert _codes(tmp_path, "trainer.py") == []
+
+
+# ---- a fresh container of the model's own modules (field: WaveGlow remove_weightnorm) vs of new ones
+WAVEGLOW = """
+import torch
+import torch.nn as nn
+
+
+class WN(nn.Module):
+    def __init__(self, n=2, c=8):
+        super().__init__()
+        self.in_layers = nn.ModuleList([nn.utils.weight_norm(nn.Conv1d(c, c, 3, padding=1)) for _ in range(n)])
+
+    def forward(self, x):
+        for layer in self.in_layers:
+            x = torch.tanh(layer(x))
+        return x
+
+
+class WaveGlow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.WN = nn.ModuleList([WN() for _ in range(2)])
+
+    def forward(self, x):
+        for wn in self.WN:
+            x = wn(x)
+        return x
+
+
+def {name}(conv_list):
+    new_conv_list = torch.nn.ModuleList()
+    for old_conv in conv_list:
+        {body}
+    return new_conv_list
+
+
+def strip_norm(model):
+    for wn in model.WN:
+        wn.in_layers = {name}(wn.in_layers)
+    return model
+"""
+
+
+def _waveglow(root, name, body):
+    _project(root, {"waveglow.py": WAVEGLOW.format(name=name, body=body), "infer.py": """
+        import torch
+        from waveglow import WaveGlow, strip_norm
+
+        def load_and_setup_model(device):
+            model = WaveGlow()
+            model.to(device)
+            return model
+
+        model = load_and_setup_model(torch.device("cuda"))
+        model = strip_norm(model)
+        print(model(torch.randn(1, 8, 16, device="cuda")))
+        """})
+
+
+def test_fresh_container_of_the_models_own_layers_is_silent(tmp_path):
+    _waveglow(tmp_path, "remove", "new_conv_list.append(torch.nn.utils.remove_weight_norm(old_conv))")
+    assert _codes(tmp_path, "infer.py") == []
+
+
+def test_fresh_container_of_new_layers_after_the_move_is_found(tmp_path):
+    _waveglow(tmp_path, "rebuild", "new_conv_list.append(torch.nn.Conv1d(8, 8, 3, padding=1))")
+    assert _codes(tmp_path, "infer.py") == [(10, "DEV102")]
