@@ -123,3 +123,21 @@ COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device
+
+
+def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:
+    """`root` and the module objects registered under it (its children and container entries, theirs ...), each once."""
+    out, seen, todo = [], set(), [root]
+    while todo and len(out) < limit:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        out.append(obj)
+        subs = [obj.attrs.get(name) for name in obj.children]
+        if obj.kind == "module":
+            subs += [*obj.items, *obj.keys.values()]  # the entries of a ModuleList / Sequential / ModuleDict
+        for v in subs:
+            if v is not None and v.kind == "module" and v.obj is not None:
+                todo.append(v.obj)
+    return out

@@ -202,7 +202,8 @@ def test_head_built_after_the_move_inside_a_trainer_class(tmp_path):
         t.prepare()
         out = t.step(torch.randn(2, 8))
     """})
-    assert _codes(tmp_path, "trainer.py") == [(15, "DEV106")]  # where the moved input meets the cpu head
+    # the call that builds the head after `__init__` moved the model (batch z: seen from the common caller)
+    assert _codes(tmp_path, "trainer.py") == [(19, "DEV102")]
 
 
 def test_enum_constants_and_pop_stay_silent_when_the_branch_is_safe_or_unknown(tmp_path):

@@ -11,7 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
-from devflow.analysis.values import ENCODING, LIST_ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, LIST_ENCODING, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
@@ -108,6 +108,10 @@ def _makes_tensor(node, index) -> bool:
     return False
 
 
+def _const_true(v) -> bool:
+    return v is not None and v.kind == "const" and v.const is True
+
+
 def _layer_of_unmoved_model(obj) -> Origin | None:
     """A torch layer inside a project model that was built on the cpu and never moved: what it computes is
     on the cpu because the model was not moved, which is where that is said (and fixed)."""
@@ -188,6 +192,8 @@ class Modules:
             for item in obj.items:
                 v = self.call_module(node, item, [v], {}, frame)
             return v
+        if obj is not None and obj.pending:
+            return UNKNOWN  # a module left on cpu after the move (DEV101 / DEV102): what it computes repeats that
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
             return Val("tensor", obj.dev, obj.moved or _layer_of_unmoved_model(obj) or obj.origin,
                        scalar=obj.role in ("loss", "metric", "criterion"))
@@ -456,6 +462,15 @@ class Modules:
             if name.startswith("named"):
                 elem = Val("obj", obj=Obj("tuple", items=[UNKNOWN, elem]))
             return Val("obj", obj=Obj("iter"), elem=elem)
+        if name == "load_state_dict" and _const_true(kwargs.get("assign")):
+            # assign=True: the module's parameters and buffers become the state dict's tensors themselves,
+            # so it is where they are (a moved model's `state_dict()`: its device), not where it was built
+            sd = args[0] if args else kwargs.get("state_dict")
+            elem = sd.elem if sd is not None and sd.kind == "obj" else None
+            dev = elem.dev if elem is not None and elem.kind == "tensor" and elem.dev is not None else TOP
+            for sub in module_tree(obj):
+                sub.dev = dev
+            return UNKNOWN
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))

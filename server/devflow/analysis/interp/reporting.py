@@ -9,7 +9,7 @@ import ast
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, Dev, definitely_differ
-from devflow.analysis.values import Obj, Origin, Val
+from devflow.analysis.values import Obj, Origin, Val, module_tree
 from dataclasses import replace
 
 from devflow.analysis.program import LINE_BASE
@@ -54,12 +54,19 @@ class Reporting:
     def report_added_after_move(self, parent: Obj, child: Obj, target, st, frame: Frame) -> None:
         mv = parent.moved
         mv_text = mv.reason if mv else ""
+        # the call that built it, seen from the frame that moved the model or from one of its callers (a
+        # trainer's `adapt_head()` called after its `__init__` moved the model: the call to `adapt_head`)
+        movers = set()
+        fr = parent.moved_frame
+        while fr is not None:
+            movers.add(id(fr))
+            fr = fr.parent
         site_frame = frame
         call_site = None
-        while site_frame is not parent.moved_frame and site_frame.parent is not None:
+        while id(site_frame) not in movers and site_frame.parent is not None:
             call_site = site_frame.call_node
             site_frame = site_frame.parent
-        if call_site is not None and site_frame is parent.moved_frame:
+        if call_site is not None and id(site_frame) in movers:
             fn = self.text(call_site.func) if isinstance(call_site, ast.Call) else "this call"
             f = Finding("DEV102", span_of(call_site),
                         f"`{fn}()` builds `{self.text(target)}` on cpu (line {st.lineno}) after the model was moved "
@@ -75,7 +82,10 @@ class Reporting:
         else:
             return
         f = self.add(f)
-        child.pending.append(f)
+        for sub in module_tree(child):
+            # the new module's own submodules are left on cpu with it: a forward reaching one of them
+            # (`self.head.proj(x)`) is this finding again, not a second cause
+            sub.pending.append(f)
 
     def _append_move_fix(self, value: ast.AST, parent: Obj, frame: Frame, line: int) -> FixPlan | None:
         move = repeated_move(self, parent, frame, line) if isinstance(value, ast.Call) else None

@@ -644,7 +644,7 @@ class Statements:
             obj.children.add(name)
             child = val.obj
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
-                    and not getattr(obj, "standalone", False):
+                    and not getattr(obj, "standalone", False) and _holds_new_modules(child):
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
@@ -873,3 +873,15 @@ def _jumps(body) -> bool:
             continue
         stack.extend(ast.iter_child_nodes(n))
     return False
+
+
+def _holds_new_modules(child) -> bool:
+    """A torch container (ModuleList / ModuleDict / Sequential) has no device of its own: it is where its
+    modules are. A new one filled with modules the model already holds (`remove_weight_norm` of each layer,
+    collected into a fresh ModuleList) brings nothing new on the cpu; only one whose every entry is a module
+    built here and never moved does. Any other module: its own device."""
+    if child.cls is not None or not child.qual.endswith(("ModuleList", "ModuleDict", "Sequential")):
+        return True
+    vals = [*child.items, *child.keys.values(), *(child.attrs[n] for n in child.children if n in child.attrs)]
+    return bool(vals) and all(v.kind == "module" and v.obj is not None and v.obj.moved is None
+                              and (v.obj.dev is None or v.obj.dev.is_cpu) for v in vals)
