@@ -213,10 +213,15 @@ class Calls:
                     # `worker.start()` of a Process / Thread subclass runs its own `run` (in the child)
                     return Val("func", func=FuncRef(run[0], None, run[1], "method"), bound=base)
             return Val("method", const=attr, bound=base)
+        return self.class_attribute(base, attr)
+
+    def class_attribute(self, base: Val, attr: str) -> Val:
+        """`Cls.attr`: a member the project's class defines (`class_member`), or a library base's classmethod
+        that builds a `Cls` (`MyNet.from_pretrained`); UNKNOWN otherwise."""
         member = class_member(base, attr)
         if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo) \
                 and self.library_constructor(base.func, attr):
-            return Val("constructor", func=base.func, const=attr)  # `MyNet.from_pretrained(...)`: builds a MyNet
+            return Val("constructor", func=base.func, const=attr)
         return member
 
     def call(self, node, fval: Val, recv: Val | None, args, kwargs, frame) -> Val:

@@ -13,7 +13,7 @@ from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, method_kind, named_at_run_time
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.threads import awaited
@@ -173,10 +173,8 @@ class Expressions:
             if obj.kind == "host" and not attr.startswith("_"):  # `arr.T`: still host data
                 return _token_ids() if obj.qual == LIST_ENCODING else host_data()
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN
-        member = class_member(base, attr)
+        member = self.class_attribute(base, attr)
         if member is UNKNOWN and base.kind == "class" and isinstance(base.func, ClassInfo):
-            if self.library_constructor(base.func, attr):
-                return Val("constructor", func=base.func, const=attr)  # `MyNet.from_pretrained`: builds a MyNet
             # `TASKS.CLASSIFICATION`: a literal class attribute read through the class itself (an enum-like
             # namespace of names), on the same terms as through an instance
             return self.class_constant(base.func, attr) or member
