@@ -29,8 +29,9 @@ MODEL_LIBRARIES = ("torchvision", "timm")
 # built on the cpu, they must be moved like a model (torchaudio's transforms: windows, filterbanks).
 STATEFUL_MODULE_LIBRARIES = {"torchaudio": "2.11.0"}
 # Libraries whose models users call through methods other than forward (`model.get_text_features(ids)`,
-# `vae.encode(x)`): the public methods that run the model's submodules on their arguments (frameworks.json).
-INPUT_METHOD_LIBRARIES = ("transformers", "diffusers")
+# `vae.encode(x)`, timm's `model.forward_features(x)`): the public methods that run the model's submodules
+# on their arguments (frameworks.json).
+INPUT_METHOD_LIBRARIES = ("transformers", "diffusers", "timm", "torchvision")
 TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}
 # Batch iterators taking device= (frameworks.json): torchtext's legacy data API, as it was before
 # (0.6.0, torchtext.data) and after (0.11.2, torchtext.legacy.data) its move. 0.11.2 has no wheel for
