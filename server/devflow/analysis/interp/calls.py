@@ -331,7 +331,8 @@ class Calls:
         if not standalone:
             try:
                 memo_key = (id(fn), tuple(call_sig(v) for v in bound_args), tuple(sorted((k, call_sig(v)) for k, v in kwargs.items())),
-                            self.globals_sig(fn))  # a call after a global was rebound runs again
+                            # a call after a global was rebound, or after an attribute store moved some state, runs again
+                            self.globals_sig(fn), self.heap_epoch)
             except TypeError:
                 memo_key = None
             if memo_key is not None and memo_key in self.memo:

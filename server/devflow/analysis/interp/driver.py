@@ -41,6 +41,9 @@ class Driver:
         self.default_dev: Dev = CPU
         self.default_origin: Origin | None = None
         self.memo: dict = {}
+        # bumped when an attribute store changes where an object's state lives (`set_attr`): part of
+        # every memo key, so a method run again after `layer.set_values(cuda_tensors)` sees the new state
+        self.heap_epoch = 0
         self.memo_steps: dict = {}  # memo key -> optimizers the call stepped (replayed on a memo hit)
         self.step_recorders: list[list] = []  # one list per call being run: optimizers stepped in it
         self.visited: set[int] = set()

@@ -138,6 +138,19 @@ def call_sig(v: Val):
     return (v.kind,)
 
 
+def placement_changed(old: Val, new: Val) -> bool:
+    """Whether storing `new` over `old` changes where the attribute's state lives: a tensor on another
+    device (or a tensor where there was none), another module. (A fresh container per call, such as
+    `self.cache = []` in forward, does not count: it would make every memoised call run again.)"""
+    if old.kind != new.kind:
+        return "tensor" in (old.kind, new.kind) or "module" in (old.kind, new.kind)
+    if new.kind == "tensor":
+        return old.dev != new.dev
+    if new.kind == "module":
+        return old.obj is not new.obj
+    return False
+
+
 DTYPES = frozenset({"float", "float32", "float64", "double", "half", "float16", "bfloat16", "int", "int32", "int64",
                      "long", "int8", "uint8", "bool", "short", "int16", "complex64", "complex128", "cfloat"})
 

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
@@ -669,6 +669,8 @@ class Statements:
         writes = getattr(self, "branch_writes", None)
         if writes is not None:
             writes.append((obj, name, val, obj.attrs.get(name)))
+        if name in obj.attrs and placement_changed(obj.attrs[name], val):
+            self.heap_epoch += 1  # memoised calls that read the old state are stale
         obj.attrs[name] = val
 
     def join(self, a: Val, b: Val) -> Val:

@@ -94,6 +94,7 @@ class Units:
         """Base classes imported from project files: methods are inherited, nn.Module-ness too."""
         changed = False
         for info in index.all_classes:
+            imported: dict[str, object] = {}
             for b in info.bases:
                 if not b or b in index.classes:
                     continue
@@ -101,8 +102,11 @@ class Units:
                 if base is not None and base.kind == "class" and base.func is not info and \
                         base.func not in info.base_infos and hasattr(base.func, "method"):
                     info.base_infos.append(base.func)
+                    imported[b] = base.func
                     if base.func.is_module and not info.is_module:
                         info.is_module = changed = True
+            if imported:
+                info.base_infos = bases_in_declared_order(info, index, imported)
         while changed:
             changed = False
             for info in index.all_classes:
@@ -242,3 +246,15 @@ class Units:
 
 def is_foreign(node: ast.AST) -> bool:
     return getattr(node, "lineno", 0) >= LINE_BASE
+
+
+def bases_in_declared_order(info, index, imported: dict) -> list:
+    """`class C(A, B)` with A imported and B defined beside C: Python looks attributes (and the next
+    `super().__init__`) up in the order the bases are written, so same-file and imported bases are
+    kept in that order, not same-file ones first."""
+    ordered: list = []
+    for b in info.bases:
+        cand = imported.get(b) or (index.classes.get(b) if b else None)
+        if cand is not None and cand is not info and cand in info.base_infos and cand not in ordered:
+            ordered.append(cand)
+    return ordered + [c for c in info.base_infos if c not in ordered]
