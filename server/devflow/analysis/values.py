@@ -112,6 +112,19 @@ class Val:
 UNKNOWN = Val("unknown")
 
 
+@dataclass(frozen=True)
+class OtherKeys:
+    """The loop variable of `for k in d:` on the pass for the keys of `d` not known one by one (`d` also holds
+    `known`, each run on its own pass): an unknown key, but never one of `known`, as a dict's keys are distinct,
+    so a store under it leaves those entries as they are. Carried as the `const` of an unknown value."""
+
+    known: frozenset
+
+
+def other_key(v: Val) -> OtherKeys | None:
+    return v.const if v.kind == "unknown" and isinstance(v.const, OtherKeys) else None
+
+
 def host_data() -> Val:
     """numpy data (an array, a numpy scalar, a numpy object such as a Generator): it lives on the host, so a
     tensor made from it (`torch.tensor(arr)`) is on the cpu."""
@@ -123,6 +136,7 @@ COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device
+MODEL_OUTPUT = "model output"  # a library model's output record (a transformers ModelOutput): its fields are tensors on its device
 
 
 def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:

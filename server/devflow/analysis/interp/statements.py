@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data
+from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -587,9 +587,11 @@ class Statements:
                     base.obj.exact = False  # type: ignore[attr-defined]
                     base.elem = val if base.elem is None else self.join(base.elem, val)
                     # a computed key may be any of the known ones (`for k in d: d[k] = d[k].to(dev)`):
-                    # each entry is now its old value or this one
+                    # each entry is now its old value or this one (not those a loop's other keys exclude)
+                    spared = other_key(key).known if other_key(key) is not None else frozenset()
                     for k, old in list(base.obj.keys.items()):
-                        base.obj.keys[k] = self.join(old, val)
+                        if k not in spared:
+                            base.obj.keys[k] = self.join(old, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
 
