@@ -117,7 +117,6 @@ for _lib in SUBMODULE_BUILDERS:
 # directly (`BertForMaskedLM(config)`) such a class builds its weights where the default device is, and its
 # forward returns an output record (a ModelOutput) whose fields are tensors on the model's device.
 LIBRARY_MODEL_CLASSES = INSTANCE_CONSTRUCTORS.get("from_pretrained", frozenset())
-LIBRARY_MODEL_PACKAGES = frozenset(lib for lib, _ in LIBRARY_MODEL_CLASSES)
 # Library functions creating a tensor on their `device` parameter (default: None, the default device, or
 # "cpu"), taking no tensor: (package, function name) -> {"position": index or None, "default": None | "cpu"}.
 DEVICE_FACTORIES = {(q.split(".", 1)[0], q.rsplit(".", 1)[-1]): e for lib in SUBMODULE_BUILDERS

@@ -121,6 +121,12 @@ class OtherKeys:
     known: frozenset
 
 
+# An object of unknown kind that a method call gave a `device=` (`ds.set_format("torch", device="cuda")`,
+# `ds.with_format(..., device=d)`): what it yields may be on that device, so a DataLoader over it does not
+# take its batches to be cpu tensors.
+DEVICE_CONFIGURED = Val("unknown", const="<configured with device=>")
+
+
 def other_key(v: Val) -> OtherKeys | None:
     return v.const if v.kind == "unknown" and isinstance(v.const, OtherKeys) else None
 

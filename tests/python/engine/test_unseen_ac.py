@@ -16,7 +16,12 @@ and on the neighbours that must stay silent:
 - `for k in d:` (`d.keys()`, `d.items()`, also `data[0].keys()`) over a dict with known keys and others not known
   runs once per known key and once more for the others, with a key that is none of the known ones: a store
   `out[k] = ...` on that pass leaves the known entries as they are (a dict's keys are distinct);
-- `tqdm(loader)` (and tqdm's other bars, a table generated from the tqdm wheel) yields the loader's batches."""
+- `tqdm(loader)` (and tqdm's other bars, a table generated from the tqdm wheel) yields the loader's batches;
+  `tqdm(timesteps)` the elements of a tensor, which may be 0-dim: indexing with one (`alphas_cumprod[t]`) drops a
+  dimension as an int index does, so the result may be a 0-dim cpu tensor, which mixes with any device;
+- an object of unknown kind given `device=` by a method call (a Hugging Face dataset's
+  `set_format("torch", device="cuda")` / `with_format(..., device=...)`) may yield tensors on that device: a
+  DataLoader over it no longer takes its batches to be cpu tensors (silent)."""
 
 from __future__ import annotations
 
@@ -235,8 +240,8 @@ def test_renamed_and_without_the_progress_bar(tmp_path):
 
 def test_model_loaded_with_from_pretrained_in_a_helper(tmp_path):
     main = MAIN_HF.replace("from transformers import BertConfig, BertForMaskedLM",
-                           "from transformers import AutoModelForMaskedLM\n\n\ndef load():\n"
-                           "    return AutoModelForMaskedLM.from_pretrained('bert-base-uncased')") \
+                           "from transformers import BertForMaskedLM\n\n\ndef load():\n"
+                           "    return BertForMaskedLM.from_pretrained('bert-base-uncased')") \
         .replace("model = BertForMaskedLM(BertConfig(vocab_size=100))", "model = load()")
     assert _hf_codes(tmp_path, {"trainer.py": TRAINER, "data.py": DATA, "main.py": main}) == ["DEV201"]
 
@@ -370,3 +375,77 @@ def test_tqdm_over_moved_batches_is_right(tmp_path):
             print(step)
     """})
     assert _codes(tmp_path, "run.py") == []
+
+
+def test_tensor_element_index_may_give_a_0dim_cpu_tensor(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import numpy as np
+        import torch
+        from tqdm import tqdm
+
+        alphas_cumprod = torch.cumprod(1.0 - torch.linspace(0.0001, 0.02, 1000), dim=0)
+        timesteps = torch.from_numpy(np.arange(0, 1000, 20)[::-1].copy())
+        latents = torch.randn(1, 4, 8, 8, device='cuda')
+        for t in tqdm(timesteps):
+            noise = torch.randn(1, 4, 8, 8, device='cuda')
+            latents = (latents - (1 - alphas_cumprod[t]) ** 0.5 * noise) / alphas_cumprod[t] ** 0.5
+    """})
+    assert _codes(tmp_path, "run.py") == []
+
+
+def test_tensor_index_slice_of_cpu_table_still_mixes(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import torch
+
+        alphas_cumprod = torch.cumprod(1.0 - torch.linspace(0.0001, 0.02, 1000), dim=0)
+        t = torch.randint(0, 1000, (8,), device='cuda')
+        x = torch.randn(8, 3, device='cuda')
+        print(alphas_cumprod[t.cpu()].view(-1, 1) * x)
+    """})
+    assert [c for _, c in _codes(tmp_path, "run.py")] == ["DEV201"]
+
+
+def test_pipeline_output_is_not_a_model_output(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import torch
+        from diffusers import DiTPipeline
+        from torchmetrics.image.fid import FrechetInceptionDistance
+
+        pipe = DiTPipeline.from_pretrained("facebook/DiT-XL-2-256", torch_dtype=torch.float16).to("cuda")
+        output = pipe(class_labels=[1, 2], output_type="numpy")
+        fake_images = torch.tensor(output.images).permute(0, 3, 1, 2)
+        fid = FrechetInceptionDistance(normalize=True)
+        fid.update(fake_images, real=False)
+    """})
+    assert _codes(tmp_path, "run.py") == []
+
+
+DATASETS_LOOP = """
+import torch
+from datasets import load_dataset
+from torch.utils.data import DataLoader
+from tqdm import tqdm
+from transformers import BertForSequenceClassification
+
+dataset = load_dataset('imdb', split='train')
+CONFIGURE
+loader = DataLoader(dataset, batch_size=4)
+model = BertForSequenceClassification.from_pretrained('bert-base-uncased').to('cuda')
+for batch in tqdm(loader):
+    outputs = model(**batch)
+"""
+
+
+def test_dataset_formatted_on_cuda_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": DATASETS_LOOP.replace("CONFIGURE", 'dataset.set_format(type="torch", device="cuda")')})
+    assert _codes(tmp_path, "run.py") == []
+
+
+def test_dataset_reformatted_with_a_device_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": DATASETS_LOOP.replace("CONFIGURE", 'dataset = dataset.with_format("torch", device="cuda")')})
+    assert _codes(tmp_path, "run.py") == []
+
+
+def test_dataset_formatted_without_a_device_gives_cpu_batches(tmp_path):
+    _project(tmp_path, {"run.py": DATASETS_LOOP.replace("CONFIGURE", 'dataset.set_format(type="torch")')})
+    assert [c for _, c in _codes(tmp_path, "run.py")] == ["DEV202"]

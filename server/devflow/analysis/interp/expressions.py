@@ -1035,13 +1035,14 @@ def _all_bases(cls):
 
 
 def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
-    """Every index is an int or unknown (never a slice, None, Ellipsis, list or tensor)."""
+    """Every index is an int, a tensor that may be 0-dim (an element of a 1-D tensor: `alphas[t]` for `t` in
+    `timesteps` indexes like an int, dropping one dimension) or unknown (never a slice, None, Ellipsis, list)."""
     parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
     if any(isinstance(p, (ast.Slice, ast.List, ast.ListComp, ast.Starred)) or
            (isinstance(p, ast.Constant) and not isinstance(p.value, int)) for p in parts):
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
-               for v in idx_vals)
+               or (v.kind == "tensor" and v.scalar and not v.dims and not v.batch) for v in idx_vals)
 
 
 def _is_instance(v: Val) -> bool:

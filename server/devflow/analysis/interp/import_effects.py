@@ -18,6 +18,7 @@ from devflow.analysis.index import FileIndex
 # torch calls whose effect outlives the module body that makes them
 GLOBAL_SETTERS = frozenset({"torch.set_default_tensor_type", "torch.set_default_device", "torch.cuda.set_device"})
 MAX_CHAIN = 16  # project modules looked through for a setter behind one import (imports of imports)
+_OWN_SETTER: dict[tuple[str, str], bool] = {}  # (path, digest) -> its body calls a GLOBAL_SETTERS call itself
 
 
 def module_level_calls(tree: ast.Module):
@@ -63,9 +64,13 @@ class ImportEffects:
     def _run_imports_with_effects(self, st) -> None:
         if self.project is None:
             return
+        memo = self.__dict__.setdefault("_import_effects", {})  # module -> sets global state (once per run)
         for module in imported_modules(st, self.index):
-            if module not in self.units and self.project.find(module) is not None and \
-                    self._sets_global_state(module, set()):
+            if module in self.units or self.project.find(module) is None:
+                continue
+            if module not in memo:
+                memo[module] = self._sets_global_state(module, set())
+            if memo[module]:
                 self.import_unit(module)
 
     def _sets_global_state(self, module: str, seen: set) -> bool:
@@ -76,10 +81,12 @@ class ImportEffects:
         pf = self.project.load(module)
         if pf is None:
             return False
-        for call in module_level_calls(pf.tree):
-            dotted = FileIndex.dotted(call.func)
-            if dotted and pf.index.qualify(dotted) in GLOBAL_SETTERS:
-                return True
+        key = (pf.path, pf.digest)
+        if key not in _OWN_SETTER:
+            _OWN_SETTER[key] = any((d := FileIndex.dotted(call.func)) and pf.index.qualify(d) in GLOBAL_SETTERS
+                                   for call in module_level_calls(pf.tree))
+        if _OWN_SETTER[key]:
+            return True
         for st in pf.tree.body:
             for sub in imported_modules(st, pf.index):
                 if self.project.find(sub) is not None and self._sets_global_state(sub, seen):

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
@@ -683,7 +683,7 @@ class Library:
                     batch = Val("tensor", CPU, org)
                 elif _all_cpu_sample(r):  # `return image, label`: default_collate stacks each field on the cpu
                     batch = Val("tensor", CPU, org, batch=COLLATED)
-        elif ds.kind != "unknown" and ds.kind != "obj":
+        elif (ds.kind != "unknown" and ds.kind != "obj") or ds is DEVICE_CONFIGURED:
             batch = UNKNOWN
         if self.default_dev is not CPU:
             batch = UNKNOWN

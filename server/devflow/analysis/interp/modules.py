@@ -197,7 +197,7 @@ class Modules:
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
             return Val("tensor", obj.dev, obj.moved or _layer_of_unmoved_model(obj) or obj.origin,
                        scalar=obj.role in ("loss", "metric", "criterion"),
-                       batch=MODEL_OUTPUT if not method and obj.qual.split(".", 1)[0] in T.LIBRARY_MODEL_PACKAGES else "")
+                       batch=MODEL_OUTPUT if not method and _library_model(obj) else "")
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
         if tensors and obj is not None and obj.dev is None:
             named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
@@ -716,6 +716,14 @@ def _add_to_container(obj, mods: list) -> None:
         obj.items.append(m)
         if m.obj is not None and m.obj.dev is not None:
             obj.dev = join(obj.dev, m.obj.dev) if obj.dev is not None else m.obj.dev
+
+
+def _library_model(obj) -> bool:
+    """A library model class's instance (`BertForMaskedLM(config)`, `BertForMaskedLM.from_pretrained(...)`), whose
+    forward returns an output record of tensors; not a pipeline or a factory whose result is not known here."""
+    parts = obj.qual.split(".")
+    name = parts[-2] if len(parts) > 2 and parts[-1] in T.INSTANCE_CONSTRUCTORS else parts[-1]
+    return (parts[0], name) in T.LIBRARY_MODEL_CLASSES
 
 
 def _torch_nn_forward(cls) -> bool:

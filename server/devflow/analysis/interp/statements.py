@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -49,6 +49,11 @@ class Statements:
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
         call = st.value
+        if val is DEVICE_CONFIGURED and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name):
+            # `ds.set_format("torch", device="cuda")`: configures `ds` in place
+            self.assign(call.func.value, DEVICE_CONFIGURED, frame, st)
+            return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda") \
                 and isinstance(call.func.value, ast.Name) and val.kind == "tensor" and \
                 self._recv.get(id(call)) is not None and self._recv[id(call)].kind == "unknown" and not self.standalone:
