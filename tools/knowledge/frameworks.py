@@ -1046,3 +1046,69 @@ def host_package(wheel: Path, package: str) -> bool:
                     isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch":
                 return False
     return True
+
+
+def iterable_wrappers(wheel: Path, package: str) -> list[str]:
+    """Classes that wrap the iterable they are given and yield its elements unchanged (tqdm's progress bars:
+    `for batch in tqdm(loader)` gets the loader's batches): their `__iter__` yields from `self.iterable`, given
+    to `__init__` first; their subclasses that do not override `__iter__` too. Qualified by module, by the
+    package re-exports and by module-level aliases (`tqdm = tqdm_notebook`)."""
+    trees = _modules(wheel, f"{package}/")
+    base_of = _class_bases(trees)
+    alias = _reexports(trees)
+    own_iter: dict[str, bool] = {}  # class -> whether its own __iter__ passes `self.iterable` through
+    for mod, tree in trees.items():
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            q = f"{mod.removesuffix('.__init__')}.{cls.name}"
+            it = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__iter__"), None)
+            if it is not None and not _yields_super_iter(it):  # (yielding what the base's __iter__ yields: inherited)
+                own_iter[q] = _yields_self_iterable(it) and _takes_iterable_first(cls)
+    roots = {q for q, ok in own_iter.items() if ok}
+    found = {q for q in _subclasses(base_of, roots, alias) if own_iter.get(q, True)}
+    for _ in range(3):  # names bound at module level to a found class, through chains of modules
+        for mod, tree in trees.items():
+            pkg = mod.removesuffix(".__init__")
+            for n in ast.walk(tree):
+                if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                        and isinstance(n.value, ast.Name) and f"{pkg}.{n.value.id}" in found:
+                    found.add(f"{pkg}.{n.targets[0].id}")  # `tqdm = tqdm_notebook`
+                elif isinstance(n, ast.ImportFrom) and n.module:
+                    src = n.module if not n.level else ".".join(pkg.split(".")[:len(pkg.split(".")) - n.level + (1 if mod.endswith(".__init__") else 0)] + [n.module])
+                    for a in n.names:  # `from .notebook import tqdm as notebook_tqdm`
+                        if f"{src}.{a.name}" in found:
+                            found.add(f"{pkg}.{a.asname or a.name}")
+        found = found | {q for q in _subclasses(base_of, found, alias) if own_iter.get(q, True)}
+    found |= {a for a, q in alias.items() if q in found}
+    return sorted(found)
+
+
+def _yields_super_iter(f: ast.FunctionDef) -> bool:
+    """`for obj in super().__iter__(): yield obj` (or through a local): the base's elements, passed on."""
+    def is_super_iter(e) -> bool:
+        return isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "__iter__" \
+            and isinstance(e.func.value, ast.Call) and isinstance(e.func.value.func, ast.Name) and e.func.value.func.id == "super"
+    locals_of = {t.id for n in ast.walk(f) if isinstance(n, ast.Assign) and is_super_iter(n.value)
+                 for t in n.targets if isinstance(t, ast.Name)}
+    return any(isinstance(n, ast.For) and (is_super_iter(n.iter) or (isinstance(n.iter, ast.Name) and n.iter.id in locals_of))
+               and any(isinstance(y, ast.Yield) for y in ast.walk(n)) for n in ast.walk(f))
+
+
+def _yields_self_iterable(f: ast.FunctionDef) -> bool:
+    """A generator method whose loop (or `yield from`) runs over `self.iterable` (read directly or through a local)."""
+    locals_of = {t.id for n in ast.walk(f) if isinstance(n, ast.Assign) and _is_self_iterable(n.value)
+                 for t in n.targets if isinstance(t, ast.Name)}
+
+    def over_iterable(e) -> bool:
+        return _is_self_iterable(e) or (isinstance(e, ast.Name) and e.id in locals_of)
+    loops = any(isinstance(n, ast.For) and over_iterable(n.iter) and any(isinstance(y, ast.Yield) for y in ast.walk(n))
+                for n in ast.walk(f))
+    return loops or any(isinstance(n, ast.YieldFrom) and over_iterable(n.value) for n in ast.walk(f))
+
+
+def _is_self_iterable(e) -> bool:
+    return isinstance(e, ast.Attribute) and e.attr == "iterable" and isinstance(e.value, ast.Name) and e.value.id == "self"
+
+
+def _takes_iterable_first(cls: ast.ClassDef) -> bool:
+    init = next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+    return init is not None and [a.arg for a in init.args.args][1:2] == ["iterable"]

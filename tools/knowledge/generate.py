@@ -103,10 +103,11 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, v in pins.DATASET_LOADERS.items()},
                 **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()},
                 **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
-                **{k: [v] for k, v in pins.STATEFUL_MODULE_LIBRARIES.items()}}
+                **{k: [v] for k, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
+                **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}}
     tl = pins.TENSOR_LIBRARIES
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, pillow, yacs, easydict, addict ast scan; "
+                               "torchvision, torchaudio, pillow, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -134,7 +135,8 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "graph_datasets": {lib: frameworks.graph_datasets(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},
             "image_transforms": {"torchvision": frameworks.image_transforms(_wheel("torchvision", pins.LIBRARIES["torchvision"][0]))},
             "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m)),
-            "attribute_dicts": {d: frameworks.attribute_dicts(_wheel(d, v), m) for d, (m, v) in pins.CONFIG_LIBRARIES.items()}}
+            "attribute_dicts": {d: frameworks.attribute_dicts(_wheel(d, v), m) for d, (m, v) in pins.CONFIG_LIBRARIES.items()},
+            "iterable_wrappers": {lib: frameworks.iterable_wrappers(_wheel(lib, v), lib) for lib, v in pins.ITERABLE_WRAPPERS.items()}}
 
 
 def _dump(data: dict) -> str:

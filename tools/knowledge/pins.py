@@ -46,3 +46,6 @@ HOST_PACKAGES = {"pillow": ("PIL", "11.3.0")}
 # Config libraries whose objects are dicts read and written as attributes (frameworks.json, ast scan):
 # distribution -> (package, version).
 CONFIG_LIBRARIES = {"yacs": ("yacs", "0.1.8"), "easydict": ("easydict", "1.13"), "addict": ("addict", "2.4.0")}
+# Progress bars that wrap the iterable they are given and yield its elements (`for batch in tqdm(loader)`):
+# frameworks.json, ast scan of the wheel.
+ITERABLE_WRAPPERS = {"tqdm": "4.67.1"}

@@ -142,3 +142,8 @@ NO_BACKEND_ON_CUDA = _DIST.get("no_backend_on_cuda_machine") or DEFAULT_BACKENDS
 COLLECTIVES = _DIST.get("collectives", {})
 GROUP_CONSTRUCTORS = _DIST.get("group_constructors", {})
 OBJECT_COLLECTIVES_ON_CURRENT = bool(_DIST.get("object_collectives_use_current_device"))
+
+# Progress bars that yield the elements of the iterable they wrap (`for batch in tqdm(loader)`): qualified
+# names (by module, re-export and alias), matched as (package, name).
+ITERABLE_WRAPPERS = frozenset((q.split(".", 1)[0], q.rsplit(".", 1)[-1])
+                              for qs in _F.get("iterable_wrappers", {}).values() for q in qs)

@@ -112,6 +112,11 @@ INSTANCE_CONSTRUCTORS: dict[str, frozenset] = {}
 for _lib in SUBMODULE_BUILDERS:
     for _m, _e in _newest(_lib).get("instance_constructors", {}).items():
         INSTANCE_CONSTRUCTORS[_m] = INSTANCE_CONSTRUCTORS.get(_m, frozenset()) | {(_lib, c) for c in _e["classes"]}
+# Library model classes: those whose `from_pretrained` builds an instance of them and that are torch modules
+# (transformers' PreTrainedModel subclasses, diffusers' models ...), by (package, class name). Constructed
+# directly (`BertForMaskedLM(config)`) such a class builds its weights where the default device is, and its
+# forward returns an output record (a ModelOutput) whose fields are tensors on the model's device.
+LIBRARY_MODEL_CLASSES = INSTANCE_CONSTRUCTORS.get("from_pretrained", frozenset())
 # Library functions creating a tensor on their `device` parameter (default: None, the default device, or
 # "cpu"), taking no tensor: (package, function name) -> {"position": index or None, "default": None | "cpu"}.
 DEVICE_FACTORIES = {(q.split(".", 1)[0], q.rsplit(".", 1)[-1]): e for lib in SUBMODULE_BUILDERS

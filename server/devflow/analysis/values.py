@@ -112,6 +112,25 @@ class Val:
 UNKNOWN = Val("unknown")
 
 
+@dataclass(frozen=True)
+class OtherKeys:
+    """The loop variable of `for k in d:` on the pass for the keys of `d` not known one by one (`d` also holds
+    `known`, each run on its own pass): an unknown key, but never one of `known`, as a dict's keys are distinct,
+    so a store under it leaves those entries as they are. Carried as the `const` of an unknown value."""
+
+    known: frozenset
+
+
+# An object of unknown kind that a method call gave a `device=` (`ds.set_format("torch", device="cuda")`,
+# `ds.with_format(..., device=d)`): what it yields may be on that device, so a DataLoader over it does not
+# take its batches to be cpu tensors.
+DEVICE_CONFIGURED = Val("unknown", const="<configured with device=>")
+
+
+def other_key(v: Val) -> OtherKeys | None:
+    return v.const if v.kind == "unknown" and isinstance(v.const, OtherKeys) else None
+
+
 def host_data() -> Val:
     """numpy data (an array, a numpy scalar, a numpy object such as a Generator): it lives on the host, so a
     tensor made from it (`torch.tensor(arr)`) is on the cpu."""
@@ -123,6 +142,7 @@ COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device
+MODEL_OUTPUT = "model output"  # a library model's output record (a transformers ModelOutput): its fields are tensors on its device
 
 
 def module_tree(root: Obj, limit: int = 2000) -> list[Obj]:

@@ -20,6 +20,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `records`: SimpleNamespace and namedtuple records; CUDA is available in the analysed world.
 - `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
+- `import_effects`: an import whose module body sets process-wide torch state runs that body at the import.
 - `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
   thread pools.
 - `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
@@ -37,6 +38,7 @@ from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
 from devflow.analysis.interp.flag_branches import FlagBranches
 from devflow.analysis.interp.frameworks import Frameworks
+from devflow.analysis.interp.import_effects import ImportEffects
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
@@ -52,7 +54,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -11,7 +11,7 @@ from devflow.analysis.walk import walk
 from devflow.analysis.index import ClassInfo, FileIndex, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
-from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
@@ -88,7 +88,11 @@ class Calls:
                 if recv is not None and instances_of_choice(recv) is not None:  # a method of one of several objects
                     return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
-            return self.call(node, fval, recv, args, kwargs, frame)
+            out = self.call(node, fval, recv, args, kwargs, frame)
+            if out.kind == "unknown" and recv is not None and recv.kind == "unknown" and "device" in kwargs \
+                    and func.attr not in ("to", "cuda", "cpu"):
+                return DEVICE_CONFIGURED  # `ds.with_format("torch", device="cuda")`: may yield tensors there
+            return out
         except RecursionError:
             return UNKNOWN
 

@@ -11,7 +11,7 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
@@ -125,6 +125,8 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, text=self.text(node))  # `enc.input_ids`: an entry
             if base.batch == GRAPH and attr in FW.GRAPH_FIELDS:
                 return Val("tensor", base.dev, base.origin, text=self.text(node))  # `data.x`: a field of the graph
+            if base.batch == MODEL_OUTPUT and not attr.startswith("_"):
+                return Val("tensor", base.dev, base.origin, text=self.text(node))  # `outputs.logits`: a field of the output
             if base.batch == FIELDS and attr not in FW.ITERATOR_BATCH_NOT_FIELDS and not attr.startswith("_"):
                 # `batch.src` of a torchtext batch: the field's tensor, or its (tensor, lengths) tuple
                 return Val("tensor", base.dev, base.origin, batch=COLLATED, text=self.text(node))
@@ -708,22 +710,29 @@ class Expressions:
         """The keys (or `(key, value)` pairs) of a loop over a dict whose keys are all known, one by one:
         `for k in batch.keys(): if k not in skip: batch[k] = batch[k].to(device)` stores each entry under
         its own key, so each keeps its own device (a joined key would blur every entry). Only a dict named
-        by a plain name or attribute (reading it again has no effect), at most MAX_PER_ITEM keys."""
+        by a plain name or attribute, or a constant item of one (`data[0]`, a collate_fn's first sample): reading
+        it again has no effect; at most MAX_PER_ITEM keys."""
         method = None
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and not node.args and not node.keywords \
                 and node.func.attr in ("keys", "items"):
             method, node = node.func.attr, node.func.value
-        if not isinstance(node, (ast.Name, ast.Attribute)):
+        named = node.value if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) else node
+        if not isinstance(named, (ast.Name, ast.Attribute)):
             return None
         d = self.eval(node, frame)
         obj = d.obj if d.kind == "obj" else None
-        if obj is None or obj.kind != "dict" or not getattr(obj, "exact", False) or not obj.keys \
+        if obj is None or obj.kind != "dict" or not obj.keys \
                 or len(obj.keys) > MAX_PER_ITEM or not all(isinstance(k, (str, int)) for k in obj.keys):
             return None
-        keys = list(obj.keys)
+        keys = [Val("const", const=k) for k in obj.keys]
+        values = list(obj.keys.values())
+        if not getattr(obj, "exact", False):
+            # the keys not known one by one run one more pass, with a key that is none of the known ones
+            keys.append(Val("unknown", const=OtherKeys(frozenset(obj.keys))))
+            values.append(d.elem or UNKNOWN)
         if method == "items":
-            return [Val("obj", obj=Obj("tuple", items=[Val("const", const=k), obj.keys[k]])) for k in keys]
-        return [Val("const", const=k) for k in keys]
+            return [Val("obj", obj=Obj("tuple", items=[k, v])) for k, v in zip(keys, values)]
+        return keys
 
     def per_item(self, it: Val, node, frame) -> list | None:
         """The elements of an iterable to run a loop body on one by one: known one by one (a list of
@@ -1026,13 +1035,14 @@ def _all_bases(cls):
 
 
 def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
-    """Every index is an int or unknown (never a slice, None, Ellipsis, list or tensor)."""
+    """Every index is an int, a tensor that may be 0-dim (an element of a 1-D tensor: `alphas[t]` for `t` in
+    `timesteps` indexes like an int, dropping one dimension) or unknown (never a slice, None, Ellipsis, list)."""
     parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
     if any(isinstance(p, (ast.Slice, ast.List, ast.ListComp, ast.Starred)) or
            (isinstance(p, ast.Constant) and not isinstance(p.value, int)) for p in parts):
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
-               for v in idx_vals)
+               or (v.kind == "tensor" and v.scalar and not v.dims and not v.batch) for v in idx_vals)
 
 
 def _is_instance(v: Val) -> bool:

@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
@@ -46,6 +46,9 @@ class Library:
         factory = T.DEVICE_FACTORIES.get((q.split(".", 1)[0], q.rsplit(".", 1)[-1])) if "." in q else None
         if factory is not None:
             return self.library_factory(node, q, factory, args, kwargs)
+        if (q.split(".", 1)[0], q.rsplit(".", 1)[-1]) in FW.ITERABLE_WRAPPERS and (args or "iterable" in kwargs):
+            # `tqdm(loader)`: iterating the bar yields the loader's batches
+            return Val("obj", obj=Obj("iter"), elem=self.iter_elem(args[0] if args else kwargs["iterable"], None, frame))
         if q in FW.LIGHTNING_TRAINERS:
             return Val("obj", obj=Obj("lightning_trainer", qual=q))
         if q in FW.HF_TRAINERS:
@@ -122,6 +125,12 @@ class Library:
             else:
                 obj.dev = TOP
             return Val("module", obj=obj)
+        if (q.split(".", 1)[0], last) in T.LIBRARY_MODEL_CLASSES and not any(a.kind == "module" for a in args):
+            # a library model class constructed directly (`BertForMaskedLM(config)`): fresh weights where the default
+            # device is (a class given a model, such as peft's PeftModel, wraps it instead)
+            return Val("module", obj=Obj("module", qual=q, dev=self.default_dev if self.default_dev.known else TOP,
+                                         origin=Origin(span_of(node), f"created at line {node.lineno}"),
+                                         created_line=node.lineno, training=True))
         if q.startswith(MODEL_BUILDER_PREFIXES) and (last[:1].islower() or last[:1].isupper() or last == "?"):
             # (`?`: `models.__dict__[args.arch]()`, a builder of that namespace named at run time: each builds
             # its model where the default device is, as every named one does)
@@ -655,7 +664,7 @@ class Library:
         if collate is not None:
             batch = UNKNOWN
             if collate.kind == "func":
-                r = self.call_function(collate.func, [UNKNOWN], {}, None, node)
+                r = self.call_function(collate.func, [self._dataset_samples(ds, node)], {}, None, node)
                 if r.kind == "tensor":
                     batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin)
                 elif _collated_container(r):  # the DataLoader yields what collate_fn returns, entry by entry
@@ -674,13 +683,23 @@ class Library:
                     batch = Val("tensor", CPU, org)
                 elif _all_cpu_sample(r):  # `return image, label`: default_collate stacks each field on the cpu
                     batch = Val("tensor", CPU, org, batch=COLLATED)
-        elif ds.kind != "unknown" and ds.kind != "obj":
+        elif (ds.kind != "unknown" and ds.kind != "obj") or ds is DEVICE_CONFIGURED:
             batch = UNKNOWN
         if self.default_dev is not CPU:
             batch = UNKNOWN
             self.check_loader_sampler(node)
         obj.attrs["batch"] = batch
         return Val("obj", obj=obj)
+
+
+    def _dataset_samples(self, ds: Val, node) -> Val:
+        """What a DataLoader hands its collate_fn: a list of `dataset[i]`, each what the project Dataset's
+        `__getitem__` returns (unknown for another dataset)."""
+        found = ds.obj.cls.method("__getitem__") if ds.kind == "obj" and ds.obj is not None and ds.obj.cls is not None else None
+        if not found:
+            return UNKNOWN
+        sample = self.call_function(FuncRef(found[0], None, found[1], "method"), [UNKNOWN], {}, ds, node)
+        return Val("obj", obj=Obj("list", items=[sample])) if sample.kind != "unknown" else UNKNOWN
 
 
 _PEFT_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training", "from_pretrained", "inject_adapter_in_model")

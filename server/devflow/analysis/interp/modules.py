@@ -11,7 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
-from devflow.analysis.values import ENCODING, LIST_ENCODING, host_data, module_tree, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
@@ -196,7 +196,8 @@ class Modules:
             return UNKNOWN  # a module left on cpu after the move (DEV101 / DEV102): what it computes repeats that
         if obj is not None and obj.dev is not None and obj.dev.known and not obj.dispatched:
             return Val("tensor", obj.dev, obj.moved or _layer_of_unmoved_model(obj) or obj.origin,
-                       scalar=obj.role in ("loss", "metric", "criterion"))
+                       scalar=obj.role in ("loss", "metric", "criterion"),
+                       batch=MODEL_OUTPUT if not method and _library_model(obj) else "")
         tensors = [v for v, _ in arg_pairs if v.kind == "tensor"]
         if tensors and obj is not None and obj.dev is None:
             named = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"] + \
@@ -715,6 +716,14 @@ def _add_to_container(obj, mods: list) -> None:
         obj.items.append(m)
         if m.obj is not None and m.obj.dev is not None:
             obj.dev = join(obj.dev, m.obj.dev) if obj.dev is not None else m.obj.dev
+
+
+def _library_model(obj) -> bool:
+    """A library model class's instance (`BertForMaskedLM(config)`, `BertForMaskedLM.from_pretrained(...)`), whose
+    forward returns an output record of tensors; not a pipeline or a factory whose result is not known here."""
+    parts = obj.qual.split(".")
+    name = parts[-2] if len(parts) > 2 and parts[-1] in T.INSTANCE_CONSTRUCTORS else parts[-1]
+    return (parts[0], name) in T.LIBRARY_MODEL_CLASSES
 
 
 def _torch_nn_forward(cls) -> bool:

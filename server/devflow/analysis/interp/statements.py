@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
@@ -49,6 +49,11 @@ class Statements:
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
         call = st.value
+        if val is DEVICE_CONFIGURED and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and isinstance(call.func.value, ast.Name):
+            # `ds.set_format("torch", device="cuda")`: configures `ds` in place
+            self.assign(call.func.value, DEVICE_CONFIGURED, frame, st)
+            return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda") \
                 and isinstance(call.func.value, ast.Name) and val.kind == "tensor" and \
                 self._recv.get(id(call)) is not None and self._recv[id(call)].kind == "unknown" and not self.standalone:
@@ -587,9 +592,11 @@ class Statements:
                     base.obj.exact = False  # type: ignore[attr-defined]
                     base.elem = val if base.elem is None else self.join(base.elem, val)
                     # a computed key may be any of the known ones (`for k in d: d[k] = d[k].to(dev)`):
-                    # each entry is now its old value or this one
+                    # each entry is now its old value or this one (not those a loop's other keys exclude)
+                    spared = other_key(key).known if other_key(key) is not None else frozenset()
                     for k, old in list(base.obj.keys.items()):
-                        base.obj.keys[k] = self.join(old, val)
+                        if k not in spared:
+                            base.obj.keys[k] = self.join(old, val)
         elif isinstance(target, ast.Starred):
             self.assign(target.value, UNKNOWN, frame, st)
 
