@@ -211,7 +211,7 @@ class MultiGpu:
             return [UNKNOWN if a.kind == "tensor" else a for a in args], \
                 {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
         org = Origin(wrap_span, f"scattered to the replicas' GPUs by DataParallel (line {wrap_span.line})", "placed")
-        if many and dev.kind == "cuda" and obj.cls is not None:
+        if many and cuda_path(dev) is not None and obj.cls is not None:
             self._dp_cpu_returns = []  # what the replica's forward returns on the cpu (note_replica_return)
             dev = Dev("cuda", key=("rank", None), text=_REPLICA)
             mod = Val("module", obj=self._replica(obj, dev, Origin(wrap_span, f"replicated by DataParallel "
@@ -280,8 +280,11 @@ class MultiGpu:
                 rep.attrs[name] = Val("module", obj=self._replica(v.obj, dev, origin, seen), text=v.text)
             elif name in obj.buffers and v.kind == "tensor":
                 rep.attrs[name] = Val("tensor", dev, origin, scalar=v.scalar)
-            elif v.kind == "tensor" and v.dev == Dev("cuda"):
+            elif v.kind == "tensor" and cuda_path(v.dev) == Dev("cuda"):
                 rep.attrs[name] = Val("tensor", main_current, v.origin, scalar=v.scalar) if main_current else UNKNOWN
+            elif v.kind == "tensor" and v.dev is not None and v.dev.kind == "sym" and cuda_path(v.dev) is not None:
+                # `"cuda:1" if available else "cpu"`, made outside forward: that GPU, not the replica's
+                rep.attrs[name] = Val("tensor", cuda_path(v.dev), v.origin, scalar=v.scalar)
         rep.items = [Val("module", obj=self._replica(i.obj, dev, origin, seen), text=i.text)
                      if i.kind == "module" and i.obj is not None else i for i in rep.items]
         return rep
@@ -334,6 +337,19 @@ class MultiGpu:
 _REPLICA = "each replica's GPU (DataParallel)"
 
 
+def cuda_path(dev: Dev | None) -> Dev | None:
+    """The CUDA device `dev` is on the machine the analysis assumes (CUDA available): a cuda device
+    itself, or `"cuda[:i]" if torch.cuda.is_available() else "cpu"` taken on its GPU side; else None."""
+    if dev is None:
+        return None
+    if dev.kind == "cuda":
+        return dev
+    if dev.kind == "sym" and dev.accel and isinstance(dev.key, tuple) and dev.key[:1] == ("ifexp",) \
+            and dev.key[-1] == "cuda":
+        return Dev("cuda", dev.index)
+    return None
+
+
 def _cpu_output(v: Val, depth: int = 0) -> Val | None:
     """A tensor known to be on the cpu in what forward returns (a tensor, or inside a tuple / list / dict)."""
     if v.kind == "tensor":
@@ -354,3 +370,14 @@ def _first_param(fn: FuncRef) -> str:
         if ps:
             return ps[0].arg
     return ""
+
+
+def device_type_name(dev: Dev | None) -> str | None:
+    """`device.type` of a device value: its kind ("cuda" for any GPU, a rank's or a replica's too), or None
+    when unknown (a device chosen at run time between kinds, except the accelerator side of a CUDA choice)."""
+    if dev is None or not dev.known:
+        return None
+    if dev.kind in ("cpu", "cuda", "mps", "meta", "xpu", "npu"):
+        return dev.kind
+    path = cuda_path(dev)
+    return path.kind if path is not None else None
