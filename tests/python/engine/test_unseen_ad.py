@@ -11,7 +11,11 @@ device).
   (cuda:0 unless set), not x's GPU (ad_momentumnet_device_type_bitstore: `device = val.device.type`
   for a store that meets `val`'s data on cuda:1). `type(x) is torch.Tensor` of a tensor is True.
 - Operators on instances of the project's classes run their special methods: `v *= g` calls
-  `type(v).__imul__(v, g)` (falling back to `__mul__`), `a + b` calls `__add__` then `b.__radd__`."""
+  `type(v).__imul__(v, g)` (falling back to `__mul__`), `a + b` calls `__add__` then `b.__radd__`.
+- A process's rank (the index `mp.spawn` passes, LOCAL_RANK) is a number: `args.gpu is not None` holds once
+  `args.gpu = gpu` (the ImageNet example's `train()`: only `images` moved on that branch, the target left on
+  the cpu). A device that is `cuda:{gpu}` on one path and the bare "cuda" on the other is some GPU: a loss
+  without weight moved there holds no tensor, and its inputs are still checked against each other."""
 
 from __future__ import annotations
 
@@ -235,3 +239,98 @@ def test_silent_when_the_device_type_is_used_on_the_default_gpu_or_for_autocast(
         with torch.autocast(device_type=x.device.type):
             y = x * 2
         """) == []
+
+
+# ---- a rank is never None; a weightless loss moved to "some GPU" still checks its inputs
+WORKER = """
+    import argparse
+    import torch
+    import torch.nn as nn
+    import torch.multiprocessing as mp
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpu", default=None, type=int)
+
+
+    def train(loader, model, criterion, args):
+        for images, target in loader:
+            if args.gpu is not None and torch.cuda.is_available():
+                images = images.cuda(args.gpu, non_blocking=True)
+            elif not args.gpu and torch.cuda.is_available():
+                target = target.cuda(args.gpu, non_blocking=True)
+            output = model(images)
+            loss = criterion(output, target)
+
+
+    def main_worker(gpu, ngpus, args):
+        args.gpu = gpu
+        torch.cuda.set_device(args.gpu)
+        model = nn.Linear(4, 3).cuda(args.gpu)
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+        if args.gpu:
+            device = torch.device("cuda:{}".format(args.gpu))
+        else:
+            device = torch.device("cuda")
+        criterion = nn.CrossEntropyLoss().to(device)
+        data = torch.utils.data.TensorDataset(torch.rand(8, 4), torch.randint(0, 3, (8,)))
+        train(torch.utils.data.DataLoader(data, batch_size=4), model, criterion, args)
+
+
+    if __name__ == "__main__":
+        mp.spawn(main_worker, nprocs=2, args=(2, parser.parse_args()))
+"""
+
+
+def test_spawned_worker_index_is_not_none_and_the_target_stays_on_the_cpu():
+    assert _codes(WORKER) == [(18, "DEV202")]
+
+
+def test_worker_split_into_files_with_the_loop_in_a_trainer_class(tmp_path):
+    _project(tmp_path, {
+        "engine.py": """
+            import torch
+
+
+            class Trainer:
+                def __init__(self, model, criterion, args):
+                    self.model, self.criterion, self.args = model, criterion, args
+
+                def fit(self, loader):
+                    for images, target in loader:
+                        if self.args.gpu is not None:
+                            images = images.cuda(self.args.gpu)
+                        elif torch.cuda.is_available():
+                            target = target.cuda()
+                        loss = self.criterion(self.model(images), target)
+            """,
+        "main.py": """
+            import os
+            import types
+            import torch
+            import torch.nn as nn
+
+            from engine import Trainer
+
+            args = types.SimpleNamespace(gpu=None)
+            args.gpu = int(os.environ["LOCAL_RANK"])
+            model = nn.Linear(4, 3).cuda(args.gpu)
+            data = torch.utils.data.TensorDataset(torch.rand(8, 4), torch.randint(0, 3, (8,)))
+            Trainer(model, nn.CrossEntropyLoss(), args).fit(torch.utils.data.DataLoader(data, batch_size=4))
+            """})
+    assert _project_codes(tmp_path, "engine.py") == [(14, "DEV202")]
+
+
+def test_silent_when_both_are_moved():
+    fixed = WORKER.replace("""            if args.gpu is not None and torch.cuda.is_available():
+                images = images.cuda(args.gpu, non_blocking=True)
+            elif not args.gpu and torch.cuda.is_available():
+                target = target.cuda(args.gpu, non_blocking=True)""", """            images = images.cuda(args.gpu, non_blocking=True)
+            target = target.cuda(args.gpu, non_blocking=True)""")
+    assert fixed != WORKER and _codes(fixed) == []
+
+
+def test_silent_when_the_gpu_comes_from_a_flag():
+    flag = WORKER.replace("        args.gpu = gpu\n", "").replace(
+        "mp.spawn(main_worker, nprocs=2, args=(2, parser.parse_args()))",
+        "args = parser.parse_args()\n        main_worker(args.gpu, 1, args)")
+    assert flag != WORKER and _codes(flag) == []

@@ -675,7 +675,7 @@ class Expressions:
                     return None  # None on some path, a tensor / module on the others
                 if a.kind == "const":
                     res = a.const is None
-                elif a.kind in ("tensor", "module", "obj", "device", "func", "class"):
+                elif a.kind in ("tensor", "module", "obj", "device", "func", "class", "rank"):  # (a rank is a number)
                     res = False
                 else:
                     return None
