@@ -15,7 +15,11 @@ device).
 - A process's rank (the index `mp.spawn` passes, LOCAL_RANK) is a number: `args.gpu is not None` holds once
   `args.gpu = gpu` (the ImageNet example's `train()`: only `images` moved on that branch, the target left on
   the cpu). A device that is `cuda:{gpu}` on one path and the bare "cuda" on the other is some GPU: a loss
-  without weight moved there holds no tensor, and its inputs are still checked against each other."""
+  without weight moved there holds no tensor, and its inputs are still checked against each other.
+- DataParallel nested in DataParallel: the outer wrapper's replicas carry the inner wrapper, whose module now
+  sits on the replica's GPU while it scatters the inputs over its own device_ids (cuda:0 first): DEV106 at the
+  inner call (ad_meal_v2_nested_dataparallel_discriminator). `if len(ids) > 1: DataParallel(m, device_ids=ids)`
+  runs on several GPUs even when `ids` comes from a flag."""
 
 from __future__ import annotations
 
@@ -334,3 +338,75 @@ def test_silent_when_the_gpu_comes_from_a_flag():
         "mp.spawn(main_worker, nprocs=2, args=(2, parser.parse_args()))",
         "args = parser.parse_args()\n        main_worker(args.gpu, 1, args)")
     assert flag != WORKER and _codes(flag) == []
+
+
+# ---- DataParallel nested in DataParallel; a `len(ids) > 1` guard means several GPUs
+NESTED = """
+    import argparse
+    import torch
+    import torch.nn as nn
+
+
+    class Critic(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(10, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    class CriticLoss(nn.Module):
+        def __init__(self, critic):
+            super().__init__()
+            self.critic = critic
+
+        def forward(self, x):
+            return self.critic(x).mean()
+
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--gpus", type=int, nargs="+", default=[0])
+    args = parser.parse_args()
+    critic = torch.nn.DataParallel(Critic().cuda())
+    loss_fn = CriticLoss(critic).cuda()
+    if len(args.gpus) > 1:
+        loss_fn = torch.nn.DataParallel(loss_fn, device_ids=args.gpus)
+    for _ in range(3):
+        loss = loss_fn(torch.rand(8, 10).cuda())
+"""
+
+
+def test_dataparallel_nested_in_dataparallel():
+    assert _codes(NESTED) == [(22, "DEV106")]
+
+
+def test_nested_split_into_files_one_helper_deeper(tmp_path):
+    head, script = NESTED.split("    parser = argparse.ArgumentParser()")
+    _project(tmp_path, {"losses.py": head, "train.py": """
+        import torch
+        from losses import Critic, CriticLoss
+
+        def build(n_gpus):
+            critic = torch.nn.DataParallel(Critic().cuda())
+            crit = CriticLoss(critic).cuda()
+            return torch.nn.DataParallel(crit) if n_gpus > 1 else crit
+
+        def step(fn, x):
+            return fn(x.cuda())
+
+        loss_fn = build(torch.cuda.device_count())
+        step(loss_fn, torch.rand(8, 10))
+        """})
+    assert _project_codes(tmp_path, "losses.py") == [(21, "DEV106")]
+    assert _project_codes(tmp_path, "train.py") == [(10, "DEV106")]
+
+
+def test_silent_when_only_one_of_the_two_is_wrapped_or_on_one_gpu():
+    inner_only = NESTED.replace("        loss_fn = torch.nn.DataParallel(loss_fn, device_ids=args.gpus)",
+                                "        pass")
+    assert _codes(inner_only) == []
+    outer_only = NESTED.replace("critic = torch.nn.DataParallel(Critic().cuda())", "critic = Critic().cuda()")
+    assert _codes(outer_only) == []
+    unguarded = NESTED.replace("    if len(args.gpus) > 1:\n        loss_fn", "    if args.gpus:\n        loss_fn")
+    assert unguarded != NESTED and _codes(unguarded) == []
