@@ -110,6 +110,9 @@ def reads_and_writes(stmts: list[ast.stmt]) -> tuple[set[str], set[str]]:
 
     for c in top.get_children():
         child(c)
+    # `v *= g` reads v before it binds it (the symbol table marks it assigned only)
+    reads |= {n.target.id for st in stmts for n in ast.walk(st)
+              if isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name)}
     return reads, writes
 
 

@@ -44,6 +44,7 @@ from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
 from devflow.analysis.interp.collectives import Collectives
 from devflow.analysis.interp.multigpu import MultiGpu
+from devflow.analysis.interp.operators import Operators
 from devflow.analysis.interp.records import Records
 from devflow.analysis.interp.reporting import Reporting
 from devflow.analysis.interp.statements import Statements
@@ -54,7 +55,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

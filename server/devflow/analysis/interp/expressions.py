@@ -17,6 +17,7 @@ from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, 
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.threads import awaited
+from devflow.analysis.interp.multigpu import device_type_name
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -114,6 +115,10 @@ class Expressions:
             return fn
         if base.kind == "qual":
             return self.qual_attr(base.const, attr)
+        if base.kind == "device" and attr == "type":
+            # `x.device.type`: the string "cuda", which names the current device, not x's GPU
+            kind = device_type_name(base.dev)
+            return Val("const", const=kind, text=self.text(node)) if kind is not None else UNKNOWN
         if base.kind == "tensor":
             if attr == "device":
                 return self.device_of(base, node.value)
@@ -470,8 +475,10 @@ class Expressions:
             # `"cuda:1" if ... else "cpu"`: on the accelerator path it is that GPU (multi-GPU checks need the index)
             gpu = next((d.index for d in (da, db) if d.kind == "cuda" and d.key is None), None) \
                 if {da.kind, db.kind} == {"cuda", "cpu"} else None
-            return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset), text=self.text(node),
-                                     accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
+            # the key keeps the accelerator's kind: on a CUDA machine `"cuda" if ... else "cpu"` is the GPU
+            accel = next((d.kind for d in (da, db) if d.kind != "cpu"), None)
+            return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset, accel),
+                                     text=self.text(node), accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
         legacy = _accelerator_tensor_type(a, b)
         if legacy is not None:
             # `torch.cuda.FloatTensor if use_cuda else torch.FloatTensor`: like a device chosen the same way,
@@ -563,6 +570,10 @@ class Expressions:
         return self.binop(node, left, right, frame, self.text(node.left), self.text(node.right))
 
     def binop(self, node, left: Val, right: Val, frame, ltext: str = "", rtext: str = "") -> Val:
+        if isinstance(node, (ast.BinOp, ast.AugAssign)) and ({left.kind, right.kind} & {"obj", "module"}):
+            out = self.project_operator(node, node.op, left, right, isinstance(node, ast.AugAssign))
+            if out is not None:
+                return out  # a project class's `__add__` / `__imul__` ...
         if left.kind == "tensor" and right.kind == "tensor":
             if self.check_mix(node, [(left, ltext or left.text), (right, rtext or right.text)], frame):
                 return UNKNOWN
@@ -666,11 +677,13 @@ class Expressions:
                     return None  # None on some path, a tensor / module on the others
                 if a.kind == "const":
                     res = a.const is None
-                elif a.kind in ("tensor", "module", "obj", "device", "func", "class"):
+                elif a.kind in ("tensor", "module", "obj", "device", "func", "class", "rank"):  # (a rank is a number)
                     res = False
                 else:
                     return None
                 return res if isinstance(op, ast.Is) else not res
+            if a.kind == b.kind == "qual" and isinstance(a.const, str) and a.const == b.const:
+                return isinstance(op, ast.Is)  # `type(x) is torch.Tensor` of a tensor: one class object
             if _torch_vs_builtin_class(a, b) or _torch_vs_builtin_class(b, a):
                 return isinstance(op, ast.IsNot)  # `type(x) is not list` of a tensor: torch.Tensor is no Python container
             return None

@@ -111,7 +111,7 @@ class MultiGpu:
                 return Val("device", self.rank_dev(args[0]), Origin(span_of(node), f"set at line {node.lineno}"))
         if q.startswith("torch.nn.") and q.endswith(".DataParallel") and args and args[0].kind == "module" \
                 and args[0].obj is not None:
-            self.wrap_data_parallel(node, args[0].obj, args, kwargs)
+            self.wrap_data_parallel(node, args[0].obj, args, kwargs, frame)
             return args[0]
         return None
 
@@ -161,7 +161,7 @@ class MultiGpu:
         return dest in _RANK_OPTIONS
 
     # ---- DataParallel
-    def wrap_data_parallel(self, node, obj: Obj, args, kwargs) -> None:
+    def wrap_data_parallel(self, node, obj: Obj, args, kwargs, frame=None) -> None:
         ids = kwargs.get("device_ids", args[1] if len(args) > 1 else None)
         first: Dev | None = Dev("cuda", 0)  # default: every visible GPU, the first one first
         explicit = False
@@ -173,6 +173,11 @@ class MultiGpu:
                 first = self.cuda_index_dev(ids.obj.items[0], "device_ids[0]")
                 explicit = first is not None
                 many = len(ids.obj.items) > 1 and ids.obj.kind in ("list", "tuple") and ids.elem is None
+            if not many and frame is not None:
+                # `if len(args.gpus) > 1: model = DataParallel(model, device_ids=args.gpus)`: several GPUs
+                ids_node = next((k.value for k in node.keywords if k.arg == "device_ids"),
+                                node.args[1] if len(node.args) > 1 else None)
+                many = ids_node is not None and _guarded_by_several(self.text(ids_node), frame.stmt_stack, self.text)
         obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
 
     def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
@@ -202,16 +207,22 @@ class MultiGpu:
             related = [(wrap_span, f"wrapped in DataParallel at line {wrap_span.line}")]
             if where is not None:
                 related.append((where.span, where.reason))
-            self.add(Finding("DEV106", span_of(node),
-                             f"`{self.text(node.func)}` is a DataParallel module whose parameters are on "
-                             f"{dev.render()}{reason}, but DataParallel runs its forward with them on "
-                             f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: move the module "
-                             f"there, or do not wrap it", related, None))
+            if dev.text == _REPLICA:
+                msg = (f"`{self.text(node.func)}` is a DataParallel module inside a module that DataParallel "
+                       f"replicates{reason}: in each replica its parameters are on that replica's GPU, but it "
+                       f"scatters the inputs over its own device_ids and runs its forward with them on "
+                       f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: wrap only one of the two")
+            else:
+                msg = (f"`{self.text(node.func)}` is a DataParallel module whose parameters are on "
+                       f"{dev.render()}{reason}, but DataParallel runs its forward with them on "
+                       f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: move the module "
+                       f"there, or do not wrap it")
+            self.add(Finding("DEV106", span_of(node), msg, related, None))
         if dev is None or not dev.known or dev.is_cpu or definitely_differ(dev, first):
             return [UNKNOWN if a.kind == "tensor" else a for a in args], \
                 {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
         org = Origin(wrap_span, f"scattered to the replicas' GPUs by DataParallel (line {wrap_span.line})", "placed")
-        if many and dev.kind == "cuda" and obj.cls is not None:
+        if many and cuda_path(dev) is not None and obj.cls is not None:
             self._dp_cpu_returns = []  # what the replica's forward returns on the cpu (note_replica_return)
             dev = Dev("cuda", key=("rank", None), text=_REPLICA)
             mod = Val("module", obj=self._replica(obj, dev, Origin(wrap_span, f"replicated by DataParallel "
@@ -228,6 +239,8 @@ class MultiGpu:
         dp = getattr(mod.obj, "data_parallel", None) if mod.obj is not None else None
         if dp is None or self.standalone or not dp[3]:
             return out
+        if mod.obj.dev is not None and mod.obj.dev.text == _REPLICA and ("dp", dp[2]) in self.mix_origins:
+            return UNKNOWN  # a DataParallel nested in a replica fails in its forward (DEV106): nothing comes back
         cpu_returns, self._dp_cpu_returns = getattr(self, "_dp_cpu_returns", None), None
         if cpu_returns and node is not None and ("dp-gather", span_of(node)) not in self.mix_origins:
             self.mix_origins.add(("dp-gather", span_of(node)))
@@ -266,23 +279,30 @@ class MultiGpu:
         if t is not None:
             self._dp_cpu_returns.append((st, t))
 
-    def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict) -> Obj:
+    def _replica(self, obj: Obj, dev: Dev, origin: Origin, seen: dict, top: bool = True) -> Obj:
         """What `replicate()` gives a replica: module objects copied, parameters and buffers on its GPU.
-        A plain tensor attribute made on the bare current device was made on cuda:0 (the main thread's)."""
+        A plain tensor attribute made on the bare current device was made on cuda:0 (the main thread's).
+        A DataParallel wrapper inside stays one: its module now sits on the replica's GPU, not on its own
+        device_ids[0] (DataParallel nested in DataParallel)."""
         if id(obj) in seen:
             return seen[id(obj)]
         rep = seen[id(obj)] = copy.copy(obj)
         rep.attrs, rep.items, rep.pending, rep.optimizers = dict(obj.attrs), list(obj.items), [], []
-        rep.dev, rep.moved, rep.data_parallel = dev, origin, None  # type: ignore[attr-defined]
+        rep.dev, rep.moved = dev, origin
+        if top:
+            rep.data_parallel = None  # type: ignore[attr-defined]
         main_current = Dev("cuda", 0) if self.current_is_default() else None
         for name, v in list(rep.attrs.items()):
             if name in obj.children and v.kind == "module" and v.obj is not None:
-                rep.attrs[name] = Val("module", obj=self._replica(v.obj, dev, origin, seen), text=v.text)
+                rep.attrs[name] = Val("module", obj=self._replica(v.obj, dev, origin, seen, False), text=v.text)
             elif name in obj.buffers and v.kind == "tensor":
                 rep.attrs[name] = Val("tensor", dev, origin, scalar=v.scalar)
-            elif v.kind == "tensor" and v.dev == Dev("cuda"):
+            elif v.kind == "tensor" and cuda_path(v.dev) == Dev("cuda"):
                 rep.attrs[name] = Val("tensor", main_current, v.origin, scalar=v.scalar) if main_current else UNKNOWN
-        rep.items = [Val("module", obj=self._replica(i.obj, dev, origin, seen), text=i.text)
+            elif v.kind == "tensor" and v.dev is not None and v.dev.kind == "sym" and cuda_path(v.dev) is not None:
+                # `"cuda:1" if available else "cpu"`, made outside forward: that GPU, not the replica's
+                rep.attrs[name] = Val("tensor", cuda_path(v.dev), v.origin, scalar=v.scalar)
+        rep.items = [Val("module", obj=self._replica(i.obj, dev, origin, seen, False), text=i.text)
                      if i.kind == "module" and i.obj is not None else i for i in rep.items]
         return rep
 
@@ -334,6 +354,19 @@ class MultiGpu:
 _REPLICA = "each replica's GPU (DataParallel)"
 
 
+def cuda_path(dev: Dev | None) -> Dev | None:
+    """The CUDA device `dev` is on the machine the analysis assumes (CUDA available): a cuda device
+    itself, or `"cuda[:i]" if torch.cuda.is_available() else "cpu"` taken on its GPU side; else None."""
+    if dev is None:
+        return None
+    if dev.kind == "cuda":
+        return dev
+    if dev.kind == "sym" and dev.accel and isinstance(dev.key, tuple) and dev.key[:1] == ("ifexp",) \
+            and dev.key[-1] == "cuda":
+        return Dev("cuda", dev.index)
+    return None
+
+
 def _cpu_output(v: Val, depth: int = 0) -> Val | None:
     """A tensor known to be on the cpu in what forward returns (a tensor, or inside a tuple / list / dict)."""
     if v.kind == "tensor":
@@ -354,3 +387,30 @@ def _first_param(fn: FuncRef) -> str:
         if ps:
             return ps[0].arg
     return ""
+
+
+def device_type_name(dev: Dev | None) -> str | None:
+    """`device.type` of a device value: its kind ("cuda" for any GPU, a rank's or a replica's too), or None
+    when unknown (a device chosen at run time between kinds, except the accelerator side of a CUDA choice)."""
+    if dev is None or not dev.known:
+        return None
+    if dev.kind in ("cpu", "cuda", "mps", "meta", "xpu", "npu"):
+        return dev.kind
+    path = cuda_path(dev)
+    return path.kind if path is not None else None
+
+
+def _guarded_by_several(ids_text: str, stack: list, text) -> bool:
+    """Whether the innermost statement sits in the body of `if len(<ids>) > 1:` (or `>= 2`)."""
+    for st, inner in zip(stack, stack[1:]):
+        if not isinstance(st, ast.If) or not any(s is inner for s in st.body):
+            continue
+        t = st.test
+        if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.left, ast.Call) \
+                and isinstance(t.left.func, ast.Name) and t.left.func.id == "len" and len(t.left.args) == 1 \
+                and text(t.left.args[0]) == ids_text and isinstance(t.comparators[0], ast.Constant) \
+                and isinstance(t.comparators[0].value, int) and (
+                    isinstance(t.ops[0], ast.Gt) and t.comparators[0].value >= 1
+                    or isinstance(t.ops[0], ast.GtE) and t.comparators[0].value >= 2):
+            return True
+    return False

@@ -714,6 +714,10 @@ class Statements:
                 return y if y.optional else y.or_none()
         if a.kind == b.kind == "device" and a.dev == b.dev:
             return a
+        if a.kind == b.kind == "device" and a.dev is not None and b.dev is not None and a.dev.kind == b.dev.kind == "cuda":
+            # `cuda:{gpu}` on one path, the bare "cuda" on the other: some GPU (a module holding no tensor stays
+            # without a device when moved there, so its inputs are still checked against each other)
+            return Val("device", join(a.dev, b.dev))
         if _is_number(a) and _is_number(b):
             return Val("number")  # `0.9 if smooth else 1.0`: a Python number either way
         if (_is_numbers(a) or _is_numbers(b)) and all(_is_number(v) or _is_numbers(v) for v in (a, b)):
