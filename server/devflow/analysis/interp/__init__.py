@@ -21,6 +21,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `checkpoints`: cpu-mapped checkpoints and the fused optimizers restored from them.
 - `units`: project files imported by the checked file (run once, names resolved, findings anchored).
 - `import_effects`: an import whose module body sets process-wide torch state runs that body at the import.
+- `operators`: operators on instances of project classes run their special methods (`__iadd__`, `__radd__`).
 - `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
   thread pools.
 - `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
