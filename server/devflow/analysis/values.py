@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
-from devflow.analysis.lattice import Dev
+from devflow.analysis.lattice import TOP, Dev
 from devflow.model import Span
 
 
@@ -24,6 +25,9 @@ class Origin:
     span: Span
     reason: str
     kind: str = ""
+
+
+OBJ_SEQ = itertools.count()
 
 
 @dataclass(eq=False)
@@ -52,6 +56,7 @@ class Obj:
     loaded_at: Origin | None = None
     peft: bool = False
     created_line: int = 0
+    seq: int = field(default_factory=lambda: next(OBJ_SEQ))  # creation order: made inside a branch or before it
 
 
 class Val:
@@ -110,6 +115,18 @@ class Val:
 
 
 UNKNOWN = Val("unknown")
+# The result of an operation reported as a device mix with a parameter of a model never moved: PyTorch
+# raises there, and moving that model is the one fix for its whole forward, so what is computed from it
+# (with the same model's other parameters) is a tensor of unknown device that reports nothing more.
+RAISED = Val("tensor", TOP)
+
+
+def after_mix(vals) -> Val:
+    """The value of an operation just reported as a device mix: RAISED when one side is a parameter of an
+    unmoved model (one cause); else UNKNOWN, so that tensors made without device= further on, each its
+    own cause, are still reported."""
+    return RAISED if any(v.kind == "tensor" and v.origin is not None and v.origin.kind == "param" for v in vals) \
+        else UNKNOWN
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import ast
 import re
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.lattice import concrete
 from devflow.analysis.walk import walk
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
 
@@ -46,8 +47,11 @@ class LoadWithoutMapLocation(Rule):
     code = "DEV301"
 
     def check(self, ctx: Context) -> list[Finding]:
-        if ("is_available" not in ctx.source and "torch.device(" not in ctx.source) or "load(" not in ctx.source \
-                or not chooses_cpu_fallback(ctx.tree):
+        if "load(" not in ctx.source:
+            return []
+        fallback = ("is_available" in ctx.source or "torch.device(" in ctx.source) and chooses_cpu_fallback(ctx.tree)
+        movers = [] if fallback else _device_parameter_movers(ctx)
+        if not fallback and not movers:
             return []
         out = []
         written = _saved_paths(ctx)
@@ -55,6 +59,8 @@ class LoadWithoutMapLocation(Rule):
         for n in ctx.index.nodes:
             if isinstance(n, ast.Call) and ctx.qual(n.func) == "torch.load" and kw(n, "map_location") is None \
                     and len(n.args) < 2 and not any(k.arg is None for k in n.keywords):
+                if not fallback and not any(any(c is n for c in walk(f)) for f in movers):
+                    continue
                 path = n.args[0] if n.args else kw(n, "f")
                 if path is not None and (_path_key(ctx, path) in written or _written_before(ctx, path, written)):
                     continue  # a checkpoint this program writes itself, on the machine that reads it
@@ -63,10 +69,63 @@ class LoadWithoutMapLocation(Rule):
                 out.append(Finding(
                     self.code, span(n),
                     f"`{ctx.text(n)}` has no map_location: a checkpoint saved on a GPU is restored onto that GPU, which "
-                    f"fails on the cpu fallback this file supports (and loads onto the saving GPU elsewhere)",
+                    + ("fails on the cpu fallback this file supports" if fallback else
+                       "fails where the caller passes the cpu as the function's device")
+                    + " (and loads onto the saving GPU elsewhere)",
                     [], FixPlan("add_kwarg", span(n), text='"cpu"', name="map_location",
                                 title='Load onto cpu: add `map_location="cpu"`')))
         return out
+
+
+def _device_parameter_movers(ctx: Context) -> list:
+    """Functions with a parameter whose default is a device string (`def init_model(name, dev='cuda')`)
+    that place what they build there (`.to(dev)`, `Net(device=dev)`, or a same-file helper given it):
+    an entry point for callers, who pass another device (the cpu included) where the default does not
+    suit, so a checkpoint they load must not insist on the GPU it was saved from. (A device parameter
+    without a default is the caller's own device, usually where the checkpoint was just written: not
+    taken as a cpu fallback.)"""
+    own = {f.name for f in ctx.index.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out = []
+    for f in ctx.index.nodes:
+        if not isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        a = f.args
+        pos = a.posonlyargs + a.args
+        defaults = dict(zip([p.arg for p in pos][len(pos) - len(a.defaults):], a.defaults))
+        defaults.update({p.arg: d for p, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+        names = {n for n, d in defaults.items()
+                 if isinstance(d, ast.Constant) and isinstance(d.value, str) and concrete(d.value) is not None}
+        if names and any(_places_with(c, names, own) for c in walk(f) if isinstance(c, ast.Call)):
+            out.append(f)
+    return _with_callees(ctx, out)
+
+
+def _with_callees(ctx: Context, funcs: list) -> list:
+    """The functions and the same-file functions they call (by name, at any depth): a load moved into a
+    helper of the loader runs on the loader's device too."""
+    by_name = {f.name: f for f in ctx.index.nodes if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    out, todo = list(funcs), list(funcs)
+    while todo:
+        f = todo.pop()
+        for c in walk(f):
+            if isinstance(c, ast.Call) and isinstance(c.func, ast.Name) and c.func.id in by_name \
+                    and by_name[c.func.id] not in out:
+                out.append(by_name[c.func.id])
+                todo.append(by_name[c.func.id])
+    return out
+
+
+def _places_with(call: ast.Call, names: set, own: set) -> bool:
+    """`x.to(dev)`, `f(..., device=dev)`, or a same-file helper called with `dev`."""
+    def is_param(x):
+        return isinstance(x, ast.Name) and x.id in names
+    if isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda") and \
+            any(is_param(x) for x in [*call.args, *(k.value for k in call.keywords)]):
+        return True
+    if any(k.arg == "device" and is_param(k.value) for k in call.keywords):
+        return True
+    return isinstance(call.func, ast.Name) and call.func.id in own and \
+        any(is_param(x) for x in [*call.args, *(k.value for k in call.keywords)])
 
 
 def _scheduler_loads(ctx: Context) -> set:

@@ -187,6 +187,9 @@ class Calls:
             return Val("method", const="forward", bound=sup.bound)  # nn.Module.__call__ runs forward
         if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
             return Val("method", const=attr, bound=sup.bound)  # nn.Module.train: the flag, then the children
+        if attr in ("to", "cuda", "cpu") and sup.bound is not None and sup.bound.kind == "module":
+            # a `to()` override that records the device and calls `super().to(device)`: nn.Module moves self
+            return Val("method", const=attr, bound=sup.bound)
         return UNKNOWN  # a library base (nn.Module.__init__ ...): nothing this engine follows
 
     def e_Attribute_from(self, base: Val, node: ast.Attribute) -> Val:

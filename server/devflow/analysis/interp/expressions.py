@@ -11,7 +11,8 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
-from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.device_compare import compare_devices
+from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
@@ -576,7 +577,7 @@ class Expressions:
                 return out  # a project class's `__add__` / `__imul__` ...
         if left.kind == "tensor" and right.kind == "tensor":
             if self.check_mix(node, [(left, ltext or left.text), (right, rtext or right.text)], frame):
-                return UNKNOWN
+                return after_mix((left, right))
             return self.result_of([left, right])
         if left.kind == "tensor":
             return Val("tensor", left.dev, left.origin, scalar=left.scalar)
@@ -623,12 +624,14 @@ class Expressions:
         tensors = [(v, self.text(n)) for v, n in zip(vals, [node.left] + node.comparators) if v.kind == "tensor"]
         if len(tensors) >= 2 and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             if self.check_mix(node, tensors, frame):
-                return UNKNOWN
+                return after_mix([t for t, _ in tensors])
         if tensors and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
             # (`x is not None`: identity, a Python bool, never an elementwise tensor)
             return Val("tensor", self.result_of([t for t, _ in tensors]).dev, tensors[0][0].origin,
                        scalar=all(t.scalar for t, _ in tensors))
         c = self.indexed_vs_bare_cuda(node, vals)
+        if c is None:
+            c = compare_devices(node, vals)
         if c is None:
             c = self.const_compare(node, vals)
         return Val("const", const=c) if c is not None else UNKNOWN

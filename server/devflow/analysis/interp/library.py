@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
@@ -311,8 +311,9 @@ class Library:
             a = frame.node.args
             first = (a.posonlyargs + a.args)[:1]
             inst = frame.env.get(first[0].arg) if first else None
-        if owner is None or inst is None or not (owner.base_infos or self.library_children_of(owner)):
-            return UNKNOWN
+        if owner is None or inst is None or not (owner.base_infos or self.library_children_of(owner)
+                                                 or owner.is_module and inst.kind == "module"):
+            return UNKNOWN  # (a direct nn.Module subclass: nn.Module's own methods, `super().to(device)`)
         return Val("super", func=owner, bound=inst)
 
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:
@@ -473,7 +474,7 @@ class Library:
         vals += self.spread_keywords(node, kwargs)
         if vals:
             if self.check_mix(node, vals, frame):
-                return UNKNOWN
+                return after_mix([v for v, _ in vals])
             if len(vals) == 1 and args and args[0] is vals[0][0] and \
                     (pair := values_indices(node, last, args[0], node.args, 1)) is not None:
                 return pair  # `torch.max(t, dim=1)`: (values, indices)
@@ -560,6 +561,11 @@ class Library:
                     if a.elem is not None and a.elem.kind == "module":
                         items.append(a.elem)
             obj.items = items
+            for it in items:
+                if it.obj is not None:
+                    # a torch container registers what it holds: modules first gathered in a plain list
+                    # (`layers.append(...)`, then `nn.ModuleList(layers)`) are submodules from now on
+                    it.obj.in_plain_container = False  # type: ignore[attr-defined]
             dev = None
             for it in items:
                 d = None if it.obj is None else it.obj.dev if it.obj.dev is not None else \

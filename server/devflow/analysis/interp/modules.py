@@ -128,6 +128,15 @@ def _guards(stack: list) -> list:
     return [(st, any(s is inner for s in st.body)) for st, inner in zip(stack, stack[1:]) if isinstance(st, ast.If)]
 
 
+def _places_at_construction(obj, dev: Dev, frame, recv_text: str) -> bool:
+    """`self.to(device)` at the end of `__init__` with the cpu (`device='cpu'`, the default of a
+    constructor that takes a device): the module is built on the cpu and stays there, it is not moved.
+    Kept as never moved, so the model that holds it is the one at fault when it meets an input elsewhere."""
+    return recv_text == "self" and dev is not None and dev.is_cpu and obj.moved is None \
+        and (obj.dev is None or obj.dev.is_cpu) and getattr(frame.node, "name", "") == "__init__" \
+        and frame.env.get("self") is not None and frame.env["self"].obj is obj
+
+
 class Modules:
     """Module objects: calls, moves and methods; methods of other heap objects."""
 
@@ -262,6 +271,8 @@ class Modules:
                                      title="Drop the move: device_map already placed the model")))
             return
         if getattr(obj, "standalone", False):
+            return
+        if _places_at_construction(obj, dev, frame, recv_text):
             return
         origin = Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed")
         if getattr(self, "branch_moves", None) is not None:

@@ -8,13 +8,14 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
+from devflow.analysis.interp.param_data import rebind_param_data
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -173,6 +174,7 @@ class Statements:
         if cond is False:
             return self.exec_block(st.orelse, frame)
         before = dict(frame.env)
+        first_new = next(OBJ_SEQ)  # objects made from here on exist on the branch that made them only
         outer_moves, self.branch_moves = getattr(self, "branch_moves", None), []
         outer_writes, self.branch_writes = getattr(self, "branch_writes", None), []
         narrow = _none_test(st.test, frame.env) or self._not_on_accelerator(st.test, frame.env)
@@ -205,7 +207,7 @@ class Statements:
         if not t_body and not t_else:
             self._attrs_set_on_both_branches(body_writes, else_writes)
             self.note_flag_attr_moves(st, body_writes, else_writes, frame)
-        self._offloaded_on_one_branch(st, body_moves, else_moves, frame)
+        self._offloaded_on_one_branch(st, body_moves, else_moves, frame, first_new)
         if t_body:
             frame.env = env_else
         elif t_else:
@@ -230,13 +232,16 @@ class Statements:
                 if j is not None:
                     obj.attrs[key[1]] = j  # (other values keep the last write, as before: no blur to unknown)
 
-    def _offloaded_on_one_branch(self, st, body_moves: list, else_moves: list, frame: Frame) -> None:
+    def _offloaded_on_one_branch(self, st, body_moves: list, else_moves: list, frame: Frame, first_new: int) -> None:
         """`if not args.train_text_encoder: text_encoder.cpu(); del text_encoder`: a module moved to the cpu
         on one branch only (offloaded to free memory) may be on either device after the `if`, depending
-        on the path: unknown (a use after it runs on the other path)."""
+        on the path: unknown (a use after it runs on the other path). Not one the branch itself made (an
+        EMA copy moved to the cpu as it is built): on the other path it does not exist."""
         body, other = {id(m[0]) for m in body_moves}, {id(m[0]) for m in else_moves}
         for moves, others in ((body_moves, other), (else_moves, body)):
             for obj, dev, prior in moves:
+                if obj.seq > first_new:
+                    continue
                 if dev.is_cpu and prior is not None and not prior.is_cpu and id(obj) not in others \
                         and obj.dev is not None and obj.dev.is_cpu:
                     why = Origin(span_of(st.test), f"moved to the cpu on one branch of `if {self.text(st.test)}` "
@@ -568,6 +573,9 @@ class Statements:
             base = self.eval(target.value, frame)
             if base.obj is not None and base.kind in ("module", "obj"):
                 self.set_attr(base, target, val, frame, st)
+            elif target.attr == "data" and isinstance(target.value, ast.Attribute):
+                owner = self.eval(target.value.value, frame)  # `layer.weight.data = t`
+                rebind_param_data(owner.obj if owner.kind == "module" else None, target.value.attr, val)
         elif isinstance(target, ast.Subscript):
             base = self.eval(target.value, frame)
             parent = base.obj if base.kind in ("module", "attr") else None
@@ -863,10 +871,18 @@ def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
 _DTYPE_ONLY = ("float", "half", "double", "bfloat16", "type_as", "to")
 
 
+def _returns_self(name: str) -> bool:
+    """An in-place tensor method (`requires_grad_`, `uniform_`, `fill_`, ...) returns the tensor it ran on:
+    `nn.Parameter(x).requires_grad_(False)` is still that Parameter."""
+    return name.endswith("_") and not name.startswith("_")
+
+
 def _param_call_of(value):
-    """The `nn.Parameter(...)` call under dtype-only conversions (`nn.Parameter(x).float()`), or the value."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _DTYPE_ONLY \
-            and (value.func.attr != "to" or (not value.args and all(k.arg == "dtype" for k in value.keywords))):
+    """The `nn.Parameter(...)` call under dtype-only conversions (`nn.Parameter(x).float()`) and in-place
+    methods (`nn.Parameter(x).requires_grad_(False)`), or the value."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and (
+            _returns_self(value.func.attr) or value.func.attr in _DTYPE_ONLY
+            and (value.func.attr != "to" or (not value.args and all(k.arg == "dtype" for k in value.keywords)))):
         value = value.func.value
     return value
 
