@@ -1,0 +1,226 @@
+"""Semantics found missing on unseen real cases, batch AE (tests/fixtures/engine/unseen/ae_*).
+
+- Host data or a cpu tensor: `if isinstance(wav, np.ndarray): wav = torch.from_numpy(wav)` leaves numpy data
+  on one path and a cpu tensor on the other. Numpy data lives on the host, so wherever the value is used as a
+  tensor it is on the cpu either way (ae_chattts_dvae_mel_input_cpu). A tensor on an accelerator on the other
+  path is not joined so: two devices stay unknown.
+- `super().__call__(x)` in a subclass of torch.nn.Module alone is nn.Module.__call__, which runs `forward`
+  (a project class overriding `__call__` only to type it). Before, `super()` of a class whose bases are all
+  library classes was unknown.
+- `hasattr(self, "encoder")` of a project module whose `__init__` set `self.encoder` is True (not having it
+  stays undecided: it may be set later or be a method), so the path guarded by it is the one taken.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+def test_numpy_or_converted_tensor_fed_to_a_moved_module():
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(16, 4)
+
+            def encode(self, wav):
+                if isinstance(wav, np.ndarray):
+                    wav = torch.from_numpy(wav)
+                return self.proj(wav)
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        enc = Encoder().to(device)
+        enc.encode(np.zeros((2, 16), dtype=np.float32))
+        """) == [(13, "DEV202")]
+
+
+def test_conversion_in_a_helper_one_call_deeper_in_a_trainer():
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        def as_tensor(samples):
+            if isinstance(samples, np.ndarray):
+                samples = torch.from_numpy(samples)
+            return samples
+
+        class Trainer:
+            def __init__(self):
+                self.device = "cuda" if torch.cuda.is_available() else "cpu"
+                self.net = nn.Linear(8, 2).to(self.device)
+
+            def predict(self, batch):
+                feats = as_tensor(batch)
+                return self.net(feats)
+
+        Trainer().predict(np.ones((4, 8), dtype=np.float32))
+        """) == [(17, "DEV202")]
+
+
+def test_converted_and_moved_is_silent():
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(16, 4)
+
+            def encode(self, wav):
+                if isinstance(wav, np.ndarray):
+                    wav = torch.from_numpy(wav)
+                return self.proj(wav.to(self.proj.weight.device))
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        Encoder().to(device).encode(np.zeros((2, 16), dtype=np.float32))
+        """) == []
+
+
+def test_converted_on_the_device_on_one_path_is_silent():
+    # a cuda tensor on one path and numpy data on the other: not a cpu value
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net = nn.Linear(16, 4).to(device)
+
+        def run(wav):
+            if isinstance(wav, np.ndarray):
+                wav = torch.tensor(wav, device=device)
+            return net(wav)
+
+        run(np.zeros((2, 16), dtype=np.float32))
+        """) == []
+
+
+def test_typed_call_override_runs_forward():
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        class DVAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(1, 4, 3)
+
+            def __call__(self, inp, mode="decode"):
+                return super().__call__(inp, mode)
+
+            def forward(self, inp, mode="decode"):
+                return self.conv(inp)
+
+            def sample_audio(self, wav):
+                wav = torch.from_numpy(wav)
+                return self(wav, "encode")
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        DVAE().to(device).sample_audio(np.zeros((1, 1, 100), dtype=np.float32))
+        """) == [(18, "DEV202")]
+
+
+def test_typed_call_override_with_a_moved_input_is_silent():
+    assert _codes("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        class DVAE(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv1d(1, 4, 3)
+
+            def __call__(self, inp, mode="decode"):
+                return super().__call__(inp, mode)
+
+            def forward(self, inp, mode="decode"):
+                return self.conv(inp)
+
+            def sample_audio(self, wav):
+                wav = torch.from_numpy(wav).to(self.conv.weight.device)
+                return self(wav, "encode")
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        DVAE().to(device).sample_audio(np.zeros((1, 1, 100), dtype=np.float32))
+        """) == []
+
+
+def test_hasattr_guard_takes_the_encoder_path():
+    # `hasattr(self, "encoder")` is True: the decode path (a cpu table lookup) is not the one this call takes
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+
+        class Codec(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.encoder = nn.Linear(8, 8)
+
+            def forward(self, inp, mode="decode"):
+                if mode == "encode" and hasattr(self, "encoder"):
+                    return self.encoder(inp)
+                return inp + torch.zeros(8)
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        codec = Codec().to(device)
+        codec(torch.randn(2, 8, device=device), "encode")
+        """) == []
+
+
+def test_waveform_from_a_loader_in_another_file(tmp_path):
+    (tmp_path / "audio_io.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        def load_audio(path: str, sr: int) -> np.ndarray:
+            return np.fromfile(path, dtype=np.float32)
+        """))
+    (tmp_path / "model.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+        import torchaudio
+
+        class Features(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.mel = torchaudio.transforms.MelSpectrogram(sample_rate=24000, n_fft=1024, n_mels=100)
+
+            def forward(self, audio):
+                return torch.log(torch.clip(self.mel(audio), min=1e-5))
+
+        class Speaker(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = Features()
+
+            def embed(self, wav):
+                if isinstance(wav, np.ndarray):
+                    wav = torch.from_numpy(wav)
+                return self.features(wav)
+        """))
+    (tmp_path / "run.py").write_text(textwrap.dedent("""
+        import torch
+        from audio_io import load_audio
+        from model import Speaker
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        spk = Speaker().to(device)
+        spk.embed(load_audio("sample.wav", 24000))
+        """))
+    result = check_path(str(tmp_path / "model.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(22, "DEV202")]
