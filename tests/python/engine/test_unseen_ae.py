@@ -9,6 +9,10 @@
   library classes was unknown.
 - `hasattr(self, "encoder")` of a project module whose `__init__` set `self.encoder` is True (not having it
   stays undecided: it may be set later or be a method), so the path guarded by it is the one taken.
+- A class built inside a function (`class RSDE(self.__class__)` in `SDE.reverse`) reads the function's
+  names from its methods, as a closure does: `discretize_fn = self.discretize` captured there runs the
+  forward SDE's method on the arguments (ae_scoresde_vesde_adjacent_sigma_index: a cpu noise schedule
+  indexed by cuda time steps three calls down a predictor-corrector sampler).
 """
 
 from __future__ import annotations
@@ -224,3 +228,88 @@ def test_waveform_from_a_loader_in_another_file(tmp_path):
         """))
     result = check_path(str(tmp_path / "model.py"))
     assert [(d.span.line, d.code) for d in result.diagnostics] == [(22, "DEV202")]
+
+
+_SDE = """
+    import torch
+
+    class VESDE:
+        def __init__(self, N=1000):
+            self.N = N
+            self.sigmas = torch.exp(torch.linspace(-4.0, 4.0, N))
+
+        def discretize(self, x, t):
+            step = (t * (self.N - 1)).long()
+            prev = self.sigmas{index}
+            return torch.zeros_like(x), prev
+
+        def reverse(self, score_fn):
+            discretize_fn = self.discretize
+
+            class RSDE(self.__class__):
+                def __init__(self):
+                    pass
+
+                def discretize(self, x, t):
+                    f, G = discretize_fn(x, t)
+                    return f - G * score_fn(x, t), G
+
+            return RSDE()
+    """
+
+
+def test_local_class_method_runs_the_captured_bound_method():
+    assert _codes(_SDE.format(index="[step - 1].to(t.device)") + """
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    rsde = VESDE().reverse(lambda x, t: x)
+    rsde.discretize(torch.randn(4, 3, device=device), torch.rand(4, device=device))
+    """) == [(11, "DEV204")]
+
+
+def test_local_class_index_moved_first_is_silent():
+    assert _codes(_SDE.format(index=".to(t.device)[step - 1]") + """
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    rsde = VESDE().reverse(lambda x, t: x)
+    rsde.discretize(torch.randn(4, 3, device=device), torch.rand(4, device=device))
+    """) == []
+
+
+def test_local_class_through_partial_and_a_predictor_class(tmp_path):
+    (tmp_path / "sde_lib.py").write_text(textwrap.dedent(_SDE.format(index="[step - 1].to(t.device)")))
+    (tmp_path / "sampling.py").write_text(textwrap.dedent("""
+        import functools
+        import torch
+
+        class ReverseDiffusionPredictor:
+            def __init__(self, sde, score_fn):
+                self.rsde = sde.reverse(score_fn)
+
+            def update_fn(self, x, t):
+                f, G = self.rsde.discretize(x, t)
+                return x - f + G[:, None] * torch.randn_like(x)
+
+        def shared_predictor_update_fn(x, t, sde, model, predictor):
+            return predictor(sde, model).update_fn(x, t)
+
+        def get_pc_sampler(sde, shape, predictor, device="cuda"):
+            update = functools.partial(shared_predictor_update_fn, sde=sde, predictor=predictor)
+
+            def pc_sampler(model):
+                x = torch.randn(*shape).to(device)
+                for t in torch.linspace(1.0, 1e-3, sde.N, device=device):
+                    x = update(x, torch.ones(shape[0], device=t.device) * t, model=model)
+                return x
+
+            return pc_sampler
+        """))
+    (tmp_path / "demo.py").write_text(textwrap.dedent("""
+        import torch
+        import sampling
+        import sde_lib
+
+        device = torch.device("cuda:0") if torch.cuda.is_available() else torch.device("cpu")
+        sampler = sampling.get_pc_sampler(sde_lib.VESDE(), (8, 3), sampling.ReverseDiffusionPredictor, device=device)
+        sampler(lambda x, t: x)
+        """))
+    result = check_path(str(tmp_path / "sde_lib.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(11, "DEV204")]

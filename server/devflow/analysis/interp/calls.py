@@ -339,7 +339,8 @@ class Calls:
                     self.stepped(opt)  # a memoised call steps its optimizers again (side effect kept)
                 return self.memo[memo_key]
         self.visited.add(id(fn))
-        frame = Frame(fn, self.frame, call_node, closure=fref.closure)
+        closure = fref.closure if fref.closure is not None else getattr(fref.owner, "defining_frame", None)
+        frame = Frame(fn, self.frame, call_node, closure=closure)
         frame.owner = fref.owner
         self._frames.append(frame)
         spread = "__opaque__" in kwargs  # `f(*args)` of unknown length: parameters past it are unknown

@@ -477,6 +477,10 @@ class Statements:
             by_node = cache[id(self.index)] = {id(c.node): c for c in self.index.all_classes}
         info = by_node.get(id(st))
         if info is not None:
+            if isinstance(frame.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # a class built inside a function (`class RSDE(self.__class__)` in `SDE.reverse`): its methods
+                # read the function's names (`discretize_fn = self.discretize`) as closures do
+                info.defining_frame = frame  # type: ignore[attr-defined]
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
             saved = self.standalone
