@@ -13,6 +13,10 @@
   names from its methods, as a closure does: `discretize_fn = self.discretize` captured there runs the
   forward SDE's method on the arguments (ae_scoresde_vesde_adjacent_sigma_index: a cpu noise schedule
   indexed by cuda time steps three calls down a predictor-corrector sampler).
+- A project class deriving from the builtin `list` (transformers' LogitsProcessorList) built from a list
+  holds its items: `for processor in self` yields them, one of several unlike objects each a path the loop
+  body runs (ae_bark_logits_processors_cpu: processors keeping token ids on their default "cpu" device
+  meet the model's cuda scores).
 """
 
 from __future__ import annotations
@@ -313,3 +317,69 @@ def test_local_class_through_partial_and_a_predictor_class(tmp_path):
         """))
     result = check_path(str(tmp_path / "sde_lib.py"))
     assert [(d.span.line, d.code) for d in result.diagnostics] == [(11, "DEV204")]
+
+
+_PROCESSORS = """
+    import torch
+    import torch.nn as nn
+
+    class LogitsProcessor:
+        def __call__(self, input_ids, scores):
+            raise NotImplementedError
+
+    class LogitsProcessorList(list):
+        def __call__(self, input_ids, scores, **kwargs):
+            for processor in self:
+                scores = processor(input_ids, scores)
+            return scores
+
+    class SuppressTokens(LogitsProcessor):
+        def __init__(self, tokens, device: str = "cpu"):
+            self.tokens = torch.tensor(list(tokens), device=device)
+
+        def __call__(self, input_ids, scores):
+            vocab = torch.arange(scores.shape[-1], device=scores.device)
+            return torch.where(torch.isin(vocab, self.tokens), -float("inf"), scores)
+
+    class Temperature(LogitsProcessor):
+        def __init__(self, t):
+            self.t = t
+
+        def __call__(self, input_ids, scores):
+            return scores / self.t
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lm_head = nn.Linear(16, 100)
+
+        def forward(self, h):
+            return self.lm_head(h)
+
+        def sample(self, h, logits_processor=None):
+            processors = LogitsProcessorList(logits_processor if logits_processor is not None else [])
+            return processors(None, self(h)[:, -1, :])
+    """
+
+
+def test_list_subclass_of_processors_runs_each():
+    assert _codes(_PROCESSORS + """
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dec = Decoder().to(device)
+    dec.sample(torch.randn(2, 5, 16, device=device), [Temperature(0.7), SuppressTokens([1, 2])])
+    """) == [(17, "DEV202")]
+
+
+def test_list_subclass_of_processors_on_the_scores_device_is_silent():
+    assert _codes(_PROCESSORS + """
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    dec = Decoder().to(device)
+    dec.sample(torch.randn(2, 5, 16, device=device), [Temperature(0.7), SuppressTokens([1, 2], device=device)])
+    """) == []
+
+
+def test_list_subclass_of_processors_on_an_unknown_device_is_silent():
+    assert _codes(_PROCESSORS + """
+    def run(dec, h):
+        return dec.sample(h, [Temperature(0.7), SuppressTokens([1, 2])])
+    """) == []

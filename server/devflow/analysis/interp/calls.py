@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
-from devflow.analysis.index import ClassInfo, FileIndex, started_run
+from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
@@ -520,6 +520,11 @@ class Calls:
         if info.is_module:
             obj.training = True
         init = info.method("__init__")
+        if init is None and not info.is_module and derives_from_builtin_sequence(info) and len(args) == 1 and not kwargs \
+                and args[0].kind == "obj" and args[0].obj is not None and args[0].obj.kind in ("list", "tuple"):
+            # `LogitsProcessorList([a, b])` of a project `class X(list)`: list's own __init__ copies the items
+            obj.items = list(args[0].obj.items)
+            val.elem = args[0].elem
         if init is not None:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
@@ -676,3 +681,4 @@ class Calls:
 # torch.nn base classes that hold no parameter or buffer of their own: a subclass that adds none (a loss built
 # on `_Loss` that keeps param-free losses and activations) has no device; others (nn.Linear ...) are on the cpu
 _NO_STATE_BASES = frozenset({"torch.nn.modules.loss._Loss", "torch.nn.modules.module.Module"})
+
