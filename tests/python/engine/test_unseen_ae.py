@@ -17,6 +17,11 @@
   holds its items: `for processor in self` yields them, one of several unlike objects each a path the loop
   body runs (ae_bark_logits_processors_cpu: processors keeping token ids on their default "cpu" device
   meet the model's cuda scores).
+- A method checked on its own (a module's forward, its inputs on the module's device) follows the helper
+  methods it calls on `self` that set no attribute of `self`: `x_tilde = self._make_sequence(b, n)` is
+  what the inlined `torch.zeros(...)` was (ae_tudrl_lstmrecdqn_x_tilde_cpu rewritten with a helper; the
+  same made examples/vae's cpu `eps` in `self.reparametrize` reported). A helper that swaps a submodule
+  stays unfollowed there (its own checks report it).
 """
 
 from __future__ import annotations
@@ -383,3 +388,56 @@ def test_list_subclass_of_processors_on_an_unknown_device_is_silent():
     def run(dec, h):
         return dec.sample(h, [Temperature(0.7), SuppressTokens([1, 2])])
     """) == []
+
+
+_RECURRENT = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class LSTMRecDQN(nn.Module):
+        def __init__(self, num_actions):
+            super().__init__()
+            self.inner = nn.Linear(7, 128)
+            self.LSTM_outer = nn.LSTM(input_size=128, hidden_size=64, batch_first=True)
+            self.head = nn.Linear(64, num_actions)
+
+        def _make_sequence(self, batch_size, history_length):
+            return torch.zeros((batch_size, history_length + 1, 128)){move}
+
+        def forward(self, s, s_hist):
+            batch_size, history_length, _ = s_hist.shape
+            x_tilde = self._make_sequence(batch_size, history_length)
+            x_tilde[:, -1, :] = F.relu(self.inner(s))
+            mem, _ = self.LSTM_outer(x_tilde)
+            return self.head(mem[:, -1])
+    """
+
+
+def test_forward_follows_a_self_helper_that_builds_a_cpu_tensor():
+    assert _codes(_RECURRENT.format(move="")) == [(18, "DEV202")]
+
+
+def test_forward_self_helper_on_the_module_device_is_silent():
+    assert _codes(_RECURRENT.format(move=".to(self.head.weight.device)")) == []
+
+
+def test_forward_self_helper_in_an_agent_split_into_files(tmp_path):
+    (tmp_path / "nets.py").write_text(textwrap.dedent(_RECURRENT.format(move="")))
+    (tmp_path / "agent.py").write_text(textwrap.dedent("""
+        import torch
+        from nets import LSTMRecDQN
+
+        class Agent:
+            def __init__(self, device):
+                self.device = torch.device("cuda") if device == "cuda" else torch.device("cpu")
+                self.DQN = LSTMRecDQN(num_actions=4).to(self.device)
+
+            @torch.no_grad()
+            def greedy(self, s, s_hist):
+                s = torch.tensor(s, dtype=torch.float32).to(self.device)
+                s_hist = torch.tensor(s_hist, dtype=torch.float32).to(self.device)
+                return torch.argmax(self.DQN(s, s_hist)).item()
+        """))
+    result = check_path(str(tmp_path / "nets.py"))
+    assert [(d.span.line, d.code) for d in result.diagnostics] == [(18, "DEV202")]

@@ -267,7 +267,7 @@ class Calls:
         if kind == "autograd":  # `Fn.apply(...)`, `Fn().apply(...)`, `binarize = Fn.apply; binarize(...)`
             return self.autograd_apply(node, fval.func, args, kwargs)
         if kind == "func":
-            if self.standalone:
+            if self.standalone and not _own_method_of_standalone_self(fval.func, fval.bound):
                 return UNKNOWN
             self._interproc.add(id(node))
             b = fval.bound
@@ -320,6 +320,8 @@ class Calls:
 
     def _call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool) -> Val:
         fn = fref.node
+        if self.standalone and not standalone and _own_method_of_standalone_self(fref, self_val):
+            standalone = True  # `self._helper(...)` in a method checked on its own: the helper's code is this object's
         if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args
@@ -682,3 +684,39 @@ class Calls:
 # on `_Loss` that keeps param-free losses and activations) has no device; others (nn.Linear ...) are on the cpu
 _NO_STATE_BASES = frozenset({"torch.nn.modules.loss._Loss", "torch.nn.modules.module.Module"})
 
+
+def _own_method_of_standalone_self(fref: FuncRef, self_val: Val | None) -> bool:
+    """A method called on the `self` a method checked on its own stands for (`x = self._make_pad(n)` in
+    forward): it runs on that same object (its module's device), so what it returns is known as the inlined
+    code would be. Only a helper that sets no attribute of `self` (one that swaps a submodule is reported
+    where the caller's own pass sees it); calls on other objects stay unfollowed there."""
+    if not (fref.kind == "method" and self_val is not None and self_val.kind in ("module", "obj")
+            and self_val.obj is not None and getattr(self_val.obj, "standalone", False)
+            and self_val.obj.cls is not None and fref.owner is not None):
+        return False
+    found = self_val.obj.cls.method(fref.node.name)
+    return found is not None and found[0] is fref.node and not _sets_self_attributes(fref.node)
+
+
+_SETS_SELF: dict[int, tuple] = {}
+
+
+def _sets_self_attributes(fn) -> bool:
+    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body."""
+    hit = _SETS_SELF.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    a = fn.args
+    first = (a.posonlyargs + a.args)[:1]
+    me = first[0].arg if first else None
+    out = False
+    for n in ast.walk(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            while isinstance(t, (ast.Subscript, ast.Attribute)) and not (
+                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+                t = t.value
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                out = True
+    _SETS_SELF[id(fn)] = (fn, out)
+    return out
