@@ -17,8 +17,9 @@
   holds its items: `for processor in self` yields them, one of several unlike objects each a path the loop
   body runs (ae_bark_logits_processors_cpu: processors keeping token ids on their default "cpu" device
   meet the model's cuda scores).
-- A method checked on its own (a module's forward, its inputs on the module's device) follows the helper
-  methods it calls on `self` that set no attribute of `self`: `x_tilde = self._make_sequence(b, n)` is
+- A method checked on its own (a module's forward, its inputs on the module's device) follows the
+  straight-line helper methods it calls on `self` that set no attribute of `self` (a helper with a test or a
+  loop may take the path its caller's unknown context picks, such as a tracing-only branch): `x_tilde = self._make_sequence(b, n)` is
   what the inlined `torch.zeros(...)` was (ae_tudrl_lstmrecdqn_x_tilde_cpu rewritten with a helper; the
   same made examples/vae's cpu `eps` in `self.reparametrize` reported). A helper that swaps a submodule
   stays unfollowed there (its own checks report it).
@@ -441,3 +442,29 @@ def test_forward_self_helper_in_an_agent_split_into_files(tmp_path):
         """))
     result = check_path(str(tmp_path / "nets.py"))
     assert [(d.span.line, d.code) for d in result.diagnostics] == [(18, "DEV202")]
+
+
+def test_forward_does_not_follow_a_branching_self_helper():
+    # the helper's cpu path is taken only under a condition the caller's context fixes (here: tracing)
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+
+        def is_tracing():
+            return torch.jit.is_tracing()
+
+        class Attn(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = nn.Linear(8, 8)
+
+            def rel_shift(self, x):
+                n = x.shape[-1]
+                if is_tracing():
+                    idx = torch.arange(n).expand_as(x)
+                    return torch.gather(x, 1, idx)
+                return x
+
+            def forward(self, x):
+                return self.rel_shift(self.proj(x))
+        """) == []

@@ -688,14 +688,22 @@ _NO_STATE_BASES = frozenset({"torch.nn.modules.loss._Loss", "torch.nn.modules.mo
 def _own_method_of_standalone_self(fref: FuncRef, self_val: Val | None) -> bool:
     """A method called on the `self` a method checked on its own stands for (`x = self._make_pad(n)` in
     forward): it runs on that same object (its module's device), so what it returns is known as the inlined
-    code would be. Only a helper that sets no attribute of `self` (one that swaps a submodule is reported
-    where the caller's own pass sees it); calls on other objects stay unfollowed there."""
+    code would be. Only a straight-line helper that sets no attribute of `self` (one that swaps a submodule is
+    reported where the caller's own pass sees it); calls on other objects stay unfollowed there."""
     if not (fref.kind == "method" and self_val is not None and self_val.kind in ("module", "obj")
             and self_val.obj is not None and getattr(self_val.obj, "standalone", False)
             and self_val.obj.cls is not None and fref.owner is not None):
         return False
     found = self_val.obj.cls.method(fref.node.name)
-    return found is not None and found[0] is fref.node and not _sets_self_attributes(fref.node)
+    return found is not None and found[0] is fref.node and not _sets_self_attributes(fref.node) \
+        and not _branches(fref.node)
+
+
+def _branches(fn) -> bool:
+    """A test or a loop in the method's body: which path it takes may depend on what its caller's context
+    fixes (a flag, a tracing or training mode), which a method checked on its own does not know; a
+    straight-line helper computes the same whatever that context is."""
+    return any(isinstance(n, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.Match)) for n in ast.walk(fn))
 
 
 _SETS_SELF: dict[int, tuple] = {}
