@@ -262,7 +262,11 @@ class _Renamer(ast.NodeTransformer):
         return False
 
     def visit_Call(self, node):
-        if self._user_callee(node.func):
+        # `functools.partial(f, sde=sde)`: the keywords are f's parameters
+        partial = (isinstance(node.func, ast.Attribute) and node.func.attr == "partial"
+                   and isinstance(node.func.value, ast.Name) and node.func.value.id == "functools") or \
+            (isinstance(node.func, ast.Name) and node.func.id == "partial")
+        if self._user_callee(node.func) or (partial and node.args and self._user_callee(node.args[0])):
             for k in node.keywords:
                 if k.arg in self.params and k.arg in self.names | self.attrs:
                     k.arg = self.m[k.arg]

@@ -236,3 +236,20 @@ def _property_accessor(fn) -> str | None:
                 and d.value.id == fn.name:
             return d.attr
     return None
+
+
+def derives_from_builtin_sequence(info: "ClassInfo") -> bool:
+    """A project class whose own bases (or a project base's) include the builtin `list` or `tuple`: its
+    instances hold items as those do."""
+    seen = set()
+    todo = [info]
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        own = {b.name for b in c.base_infos}
+        if any(b in ("list", "tuple", "builtins.list", "builtins.tuple") and b not in own for b in c.bases):
+            return True
+        todo.extend(c.base_infos)
+    return False

@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
-from devflow.analysis.index import ClassInfo, FileIndex, started_run
+from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
@@ -274,7 +274,7 @@ class Calls:
         if kind == "autograd":  # `Fn.apply(...)`, `Fn().apply(...)`, `binarize = Fn.apply; binarize(...)`
             return self.autograd_apply(node, fval.func, args, kwargs)
         if kind == "func":
-            if self.standalone:
+            if self.standalone and not _own_method_of_standalone_self(fval.func, fval.bound):
                 return UNKNOWN
             self._interproc.add(id(node))
             b = fval.bound
@@ -327,6 +327,8 @@ class Calls:
 
     def _call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool) -> Val:
         fn = fref.node
+        if self.standalone and not standalone and _own_method_of_standalone_self(fref, self_val):
+            standalone = True  # `self._helper(...)` in a method checked on its own: the helper's code is this object's
         if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args
@@ -347,7 +349,8 @@ class Calls:
                     self.stepped(opt)  # a memoised call steps its optimizers again (side effect kept)
                 return self.memo[memo_key]
         self.visited.add(id(fn))
-        frame = Frame(fn, self.frame, call_node, closure=fref.closure)
+        closure = fref.closure if fref.closure is not None else getattr(fref.owner, "defining_frame", None)
+        frame = Frame(fn, self.frame, call_node, closure=closure)
         frame.owner = fref.owner
         self._frames.append(frame)
         spread = "__opaque__" in kwargs  # `f(*args)` of unknown length: parameters past it are unknown
@@ -527,6 +530,11 @@ class Calls:
         if info.is_module:
             obj.training = True
         init = info.method("__init__")
+        if init is None and not info.is_module and derives_from_builtin_sequence(info) and len(args) == 1 and not kwargs \
+                and args[0].kind == "obj" and args[0].obj is not None and args[0].obj.kind in ("list", "tuple"):
+            # `LogitsProcessorList([a, b])` of a project `class X(list)`: list's own __init__ copies the items
+            obj.items = list(args[0].obj.items)
+            val.elem = args[0].elem
         if init is not None:
             self.call_function(FuncRef(init[0], None, init[1], "method"), args, kwargs, val, node)
         elif "dataclass" in decorators(info.node) and not info.is_module:
@@ -683,3 +691,48 @@ class Calls:
 # torch.nn base classes that hold no parameter or buffer of their own: a subclass that adds none (a loss built
 # on `_Loss` that keeps param-free losses and activations) has no device; others (nn.Linear ...) are on the cpu
 _NO_STATE_BASES = frozenset({"torch.nn.modules.loss._Loss", "torch.nn.modules.module.Module"})
+
+
+def _own_method_of_standalone_self(fref: FuncRef, self_val: Val | None) -> bool:
+    """A method called on the `self` a method checked on its own stands for (`x = self._make_pad(n)` in
+    forward): it runs on that same object (its module's device), so what it returns is known as the inlined
+    code would be. Only a straight-line helper that sets no attribute of `self` (one that swaps a submodule is
+    reported where the caller's own pass sees it); calls on other objects stay unfollowed there."""
+    if not (fref.kind == "method" and self_val is not None and self_val.kind in ("module", "obj")
+            and self_val.obj is not None and getattr(self_val.obj, "standalone", False)
+            and self_val.obj.cls is not None and fref.owner is not None):
+        return False
+    found = self_val.obj.cls.method(fref.node.name)
+    return found is not None and found[0] is fref.node and not _sets_self_attributes(fref.node) \
+        and not _branches(fref.node)
+
+
+def _branches(fn) -> bool:
+    """A test or a loop in the method's body: which path it takes may depend on what its caller's context
+    fixes (a flag, a tracing or training mode), which a method checked on its own does not know; a
+    straight-line helper computes the same whatever that context is."""
+    return any(isinstance(n, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.Match)) for n in ast.walk(fn))
+
+
+_SETS_SELF: dict[int, tuple] = {}
+
+
+def _sets_self_attributes(fn) -> bool:
+    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body."""
+    hit = _SETS_SELF.get(id(fn))
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    a = fn.args
+    first = (a.posonlyargs + a.args)[:1]
+    me = first[0].arg if first else None
+    out = False
+    for n in ast.walk(fn):
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
+        for t in targets:
+            while isinstance(t, (ast.Subscript, ast.Attribute)) and not (
+                    isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
+                t = t.value
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
+                out = True
+    _SETS_SELF[id(fn)] = (fn, out)
+    return out

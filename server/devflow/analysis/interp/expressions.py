@@ -9,12 +9,12 @@ import builtins
 
 from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
-from devflow.analysis.index import ClassInfo
+from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
+from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.threads import awaited
@@ -845,6 +845,14 @@ class Expressions:
                     gen = self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, it, node)
                     if gen.kind == "obj" and gen.obj is not obj:
                         return as_batch(self.iter_elem(gen, None, frame), found, node)
+                elif obj.items and derives_from_builtin_sequence(obj.cls):
+                    # a `class X(list)` built from items: an element is one of them (a processor of
+                    # LogitsProcessorList: each of unlike objects is a path the loop body runs)
+                    uniq = [v for i, v in enumerate(obj.items) if not any(v.obj is u.obj for u in obj.items[:i])]
+                    if 1 < len(uniq) <= MAX_CHOICES and all(v.kind == "obj" and v.obj is not None and
+                                                            v.obj.kind == "instance" for v in uniq):
+                        return Val("obj", obj=Obj("choice", items=uniq))
+                    return it.elem if it.elem is not None else self.elem_of(obj)
                 return UNKNOWN
         if it.kind == "module" and it.obj is not None and it.obj.items:
             return self.elem_of(it.obj)

@@ -256,6 +256,11 @@ class Library:
             return UNKNOWN
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
+        if name == "hasattr" and len(args) == 2 and args[1].kind == "const" and args[0].kind == "module" \
+                and args[0].obj is not None and args[0].obj.cls is not None and args[1].const in args[0].obj.attrs:
+            # `hasattr(self, "encoder")` of a project module that set `self.encoder`: it has it (not having
+            # it is not decided: it may be set later, or be a method)
+            return Val("const", const=True)
         if name == "getattr" and len(args) >= 2 and args[1].kind == "const" and args[0].kind in ("module", "obj") and args[0].obj:
             obj = args[0].obj
             if args[1].const not in obj.attrs and obj.cls is not None and isinstance(args[1].const, str):
@@ -313,7 +318,9 @@ class Library:
             inst = frame.env.get(first[0].arg) if first else None
         if owner is None or inst is None or not (owner.base_infos or self.library_children_of(owner)
                                                  or owner.is_module and inst.kind == "module"):
-            return UNKNOWN  # (a direct nn.Module subclass: nn.Module's own methods, `super().to(device)`)
+            # (a direct nn.Module subclass still has nn.Module's own members: `super().to(device)`,
+            # `super().__call__(x)` running forward)
+            return UNKNOWN
         return Val("super", func=owner, bound=inst)
 
     def call_torch(self, node, q: str, args, kwargs, frame) -> Val:

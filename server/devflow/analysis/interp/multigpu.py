@@ -23,7 +23,7 @@ import copy
 import re
 
 from devflow.analysis.findings import Finding
-from devflow.analysis.lattice import ANY_INDEX, CPU, TOP, Dev, definitely_differ
+from devflow.analysis.lattice import ANY_INDEX, TOP, Dev, definitely_differ
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import env_read
 from devflow.analysis.interp.frames import FuncRef, span_of

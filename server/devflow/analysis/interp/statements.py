@@ -487,6 +487,10 @@ class Statements:
             by_node = cache[id(self.index)] = {id(c.node): c for c in self.index.all_classes}
         info = by_node.get(id(st))
         if info is not None:
+            if isinstance(frame.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # a class built inside a function (`class RSDE(self.__class__)` in `SDE.reverse`): its methods
+                # read the function's names (`discretize_fn = self.discretize`) as closures do
+                info.defining_frame = frame  # type: ignore[attr-defined]
             frame.env[st.name] = Val("class", func=info)
             frame.assigned.setdefault(st.name, st.lineno)
             saved = self.standalone
@@ -704,6 +708,9 @@ class Statements:
         placed = _tensor_or_tensors(a, b) or _tensor_or_tensors(b, a)
         if placed is not None:
             return placed
+        converted = _host_or_cpu_tensor(a, b) or _host_or_cpu_tensor(b, a)
+        if converted is not None:
+            return converted
         if a.kind == b.kind == "obj" and a.obj is not None and b.obj is not None and \
                 a.obj.kind == b.obj.kind == "optimizer" and a.obj.modules and \
                 {id(m) for m in a.obj.modules} == {id(m) for m in b.obj.modules}:
@@ -851,6 +858,16 @@ def _is_numbers(v: Val) -> bool:
         return True
     items = [*v.obj.items, *([v.elem] if v.elem is not None else [])]
     return v.obj.kind in ("tuple", "list") and bool(items) and all(_is_number(i) or _is_numbers(i) for i in items)
+
+
+def _host_or_cpu_tensor(t: Val, host: Val) -> Val | None:
+    """`if isinstance(wav, np.ndarray): wav = torch.from_numpy(wav)`: numpy data on one path, a cpu tensor on the
+    other. Numpy data lives on the host, so wherever the value is used as a tensor it is on the cpu either way
+    (a tensor on an accelerator on the other path is not joined: that is two devices). None: not that join."""
+    if t.kind != "tensor" or t.dev is None or not t.dev.is_cpu or host.kind != "obj" or host.obj is None \
+            or host.obj.kind != "host":
+        return None
+    return t
 
 
 def _tensor_or_tensors(t: Val, seq: Val) -> Val | None:
