@@ -351,13 +351,13 @@ def _fix_loop(doc, diagnostics: list[Diagnostic], unsafe: bool, recheck, notes: 
 
 
 def fix_source(source: str, diagnostics: list[Diagnostic], unsafe: bool = False, *, path: str | None = None,
-               config: Config | None = None) -> tuple[str, list[str], list[str]]:
+               config: Config | None = None, roots: tuple[str, ...] = ()) -> tuple[str, list[str], list[str]]:
     """apply_fixes with the details: (new source, code of each finding fixed, notes on fixes
     not applied)."""
     notes: list[str] = []
 
     def recheck(text: str) -> list[Diagnostic]:
-        return check_source(text, path, config).diagnostics
+        return check_source(text, path, config, roots=roots).diagnostics
 
     doc, fixed = _fix_loop(_Program(source), diagnostics, unsafe, recheck, notes)
     return doc.text, fixed, list(dict.fromkeys(notes))
@@ -379,13 +379,13 @@ def _cell_texts(src: SourceFile) -> list[str]:
 
 
 def _fix_notebook(src: SourceFile, result: FileResult, unsafe: bool,
-                  config: Config | None) -> tuple[list[str], list[str]]:
+                  config: Config | None, roots: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
     """Fix the code cells in `src.notebook` (in memory); (codes fixed, notes)."""
     notes: list[str] = []
     original = _cell_texts(src)
 
     def recheck(text: str) -> list[Diagnostic]:
-        return check_source(text, src.path, config).diagnostics
+        return check_source(text, src.path, config, roots=roots).diagnostics
 
     doc, fixed = _fix_loop(_Cells(original), result.diagnostics, unsafe, recheck, notes)
     for before, after, i in zip(original, doc.texts, src.cell_indices):
@@ -444,25 +444,28 @@ def write_atomically(path: str, text: str, encoding: str) -> None:
 
 
 def check_file(path: str, config: Config | None = None, fix: bool = False, unsafe: bool = False,
-               diff_only: bool = False) -> CheckedFile:
+               diff_only: bool = False, roots: tuple[str, ...] = ()) -> CheckedFile:
     """Check one file on disk (fixing it first when `fix`); never raises. With `diff_only` the
-    file is left alone and `CheckedFile.diff` holds the unified diff the fixes would make."""
+    file is left alone and `CheckedFile.diff` holds the unified diff the fixes would make. `roots`:
+    folders where imports of project files resolve (the folders `devflow check` was given, as an
+    editor's workspace folders)."""
     try:
         src = read_source(path)
     except FileProblem as e:
         return CheckedFile(path, _failed(path, E_IO, str(e)))
     except Exception as e:  # noqa: BLE001
         return CheckedFile(path, _failed(path, E_INTERNAL, f"internal error: {type(e).__name__}: {e}"))
-    result = with_cell_errors(check_source(src.text, path, config), src.cells)
+    result = with_cell_errors(check_source(src.text, path, config, roots=roots), src.cells)
     if not fix or result.error is not None or not any(d.fix for d in result.diagnostics):
         return CheckedFile(path, result, src.cells)
     notes: list[str] = []
     try:
         if src.notebook is not None:
-            fixed, notes = _fix_notebook(src, result, unsafe, config)
+            fixed, notes = _fix_notebook(src, result, unsafe, config, roots)
             new_text = _notebook_json(src) if fixed else None
         else:
-            new_source, fixed, notes = fix_source(src.text, result.diagnostics, unsafe, path=path, config=config)
+            new_source, fixed, notes = fix_source(src.text, result.diagnostics, unsafe, path=path, config=config,
+                                                  roots=roots)
             new_text = new_source if fixed else None
         if new_text is not None and diff_only:
             old_text = src.raw_json if src.notebook is not None else src.text
@@ -477,7 +480,7 @@ def check_file(path: str, config: Config | None = None, fix: bool = False, unsaf
         return CheckedFile(path, result, src.cells, (), (f"fixing failed: {type(e).__name__}: {e}",))
     if not fixed:
         return CheckedFile(path, result, src.cells, (), tuple(notes))
-    after = check_file(path, config)
+    after = check_file(path, config, roots=roots)
     return CheckedFile(path, after.result, after.cells, tuple(fixed), tuple(notes))
 
 
