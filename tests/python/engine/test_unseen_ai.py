@@ -130,3 +130,92 @@ def test_agent_class_split_into_files(tmp_path):
             """,
     })
     assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "rl/agent.py")).diagnostics] == [(18, "DEV106")]
+
+
+# 2. `obj[key] = v` on an instance of a project class runs the class's `__setitem__(key, v)`: a graph `Data`
+#    container whose `to(device)` stores each moved tensor back with `self[key] = item.to(device)`
+#    (`__setitem__` doing `setattr(self, key, value)`) holds the moved tensors afterwards
+#    (ai_pyg_sample_points_rand: a mesh moved to the GPU meets the transform's cpu `torch.rand`).
+
+DATA = """
+    class Data(object):
+        def __init__(self, pos=None, face=None):
+            self.pos = pos
+            self.face = face
+
+        def __getitem__(self, key):
+            return getattr(self, key, None)
+
+        def __setitem__(self, key, value):
+            setattr(self, key, value)
+
+        def to(self, device):
+            for key in ('pos', 'face'):
+                item = self[key]
+                if item is not None:
+                    self[key] = item.to(device)
+            return self
+    """
+
+TRANSFORM = """
+    import torch
+
+
+    class Jitter(object):
+        def __init__(self, num):
+            self.num = num
+
+        def __call__(self, data):
+            pos = data.pos
+            noise = torch.rand(self.num, 3{dev})
+            data.pos = pos[:self.num] + noise
+            return data
+    """
+
+
+def _mesh_project(root, dev: str = "", where: str = "torch.device('cuda')") -> None:
+    _project(root, {
+        "graphs/__init__.py": "",
+        "graphs/data.py": DATA,
+        "graphs/transforms.py": TRANSFORM.replace("{dev}", dev),
+        "run.py": f"""
+            import torch
+            from graphs.data import Data
+            from graphs.transforms import Jitter
+
+
+            def main(device):
+                mesh = Data(torch.rand(8, 3), torch.zeros(3, 4, dtype=torch.long)).to(device)
+                return Jitter(4)(mesh)
+
+
+            if __name__ == '__main__':
+                main({where})
+            """,
+    })
+
+
+def test_setitem_moves_into_the_container(tmp_path):
+    _mesh_project(tmp_path)
+    assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "graphs/transforms.py")).diagnostics] == [(11, "DEV201")]
+
+
+def test_setitem_container_fixed_transform_is_silent(tmp_path):
+    _mesh_project(tmp_path, dev=", device=pos.device")
+    assert check_path(str(tmp_path / "graphs/transforms.py")).diagnostics == []
+    assert check_path(str(tmp_path / "run.py")).diagnostics == []
+
+
+def test_setitem_container_unknown_device_is_silent(tmp_path):
+    _mesh_project(tmp_path, where="input()")
+    assert check_path(str(tmp_path / "graphs/transforms.py")).diagnostics == []
+
+
+def test_setitem_in_one_file_renamed():
+    src = DATA.replace("Data", "Graph") + """
+    import torch
+
+    g = Graph(torch.rand(8, 3), torch.zeros(3, 4)).to(torch.device('cuda'))
+    y = g.pos + torch.ones(8, 3)
+    """
+    assert _codes(src) == [(23, "DEV201")]
