@@ -233,8 +233,8 @@ class Library:
                 return Val("const", const=any(t.const == "torch.Tensor" for t in types))
             return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
-                and args[0].obj.kind in ("list", "tuple") and not args[0].obj.qual:
-            # `isinstance(alpha, list)` of a list / tuple the code built (a literal, list(...)): decided
+                and args[0].obj.kind in ("list", "tuple", "dict") and not args[0].obj.qual:
+            # `isinstance(alpha, list)` of a list / tuple / dict the code built (a literal, list(...)): decided
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
                 else [args[1]]
             builtin = ("builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.str",

@@ -596,6 +596,12 @@ class Statements:
                 self._store_into_batch(target.value.value.id, base, val, frame)
             elif base.kind == "tensor" and not base.batch:
                 self._store_into_tensor(target, base, val, frame, st)
+            elif base.kind == "obj" and base.obj is not None and base.obj.kind == "instance" and base.obj.cls is not None \
+                    and base.obj.cls.method("__setitem__"):
+                # `obj[key] = v` on an instance of a project class runs its `__setitem__(key, v)`
+                found = base.obj.cls.method("__setitem__")
+                self.call_function(FuncRef(found[0], None, found[1], "method"), [self.eval(target.slice, frame), val], {},
+                                   base, target)
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
