@@ -87,7 +87,8 @@ def _reaches(script: str, target: str, project: Project, stats: dict | None = No
     seen, frontier = {script}, [script]
     for _ in range(MAX_IMPORT_DEPTH):
         nxt = []
-        for f in frontier:
+        level = list(frontier)
+        for f in level:  # grows while walked: a package's `__init__` joins the level that imports it
             for mod, names in _imported_modules(f):
                 found = project.find(mod) if mod else None
                 files = [found] if found is not None else []
@@ -98,7 +99,9 @@ def _reaches(script: str, target: str, project: Project, stats: dict | None = No
                     if file is None or file in seen or is_installed(file):
                         continue
                     seen.add(file)
-                    nxt.append(file)
+                    # `from effdet import DetBenchTrain` runs effdet/bench.py: a package `__init__` that
+                    # re-exports its submodules is no module between the script and the code it runs
+                    (level if os.path.basename(file) == "__init__.py" else nxt).append(file)
             if len(seen) > MAX_IMPORT_WALK:
                 break
         frontier = nxt if len(seen) <= MAX_IMPORT_WALK else []
