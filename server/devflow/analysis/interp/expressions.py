@@ -14,6 +14,7 @@ from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
+from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -123,6 +124,8 @@ class Expressions:
         if base.kind == "tensor":
             if attr == "device":
                 return self.device_of(base, node.value)
+            if attr == "dtype":  # a torch.dtype, never a device: `x.to(w.dtype)` keeps x where it is
+                return Val("dtype", text=self.text(node))
             if attr == "data" and base.batch == ENCODING:
                 return Val("tensor", base.dev, base.origin, batch=ENCODING, text=self.text(node))  # the UserDict's dict
             if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):
@@ -178,6 +181,8 @@ class Expressions:
                 self.optimizer_state_read(obj)
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
+            if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor`
+                return component
             if obj.kind == "host" and not attr.startswith("_"):  # `arr.T`: still host data
                 return _token_ids() if obj.qual == LIST_ENCODING else host_data()
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN

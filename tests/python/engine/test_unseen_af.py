@@ -1,0 +1,154 @@
+"""Semantics found missing on unseen real cases, batch AF (tests/fixtures/engine/unseen/af_*): the Hugging Face
+stack in user code.
+
+- A Hugging Face processor (ProcessorMixin) holds its preprocessing components as attributes named after
+  their modality (transformers' `_get_modality_for_attribute`: a name containing "tokenizer",
+  "feature_extractor", "image_processor", ...; generated from MODALITY_TO_BASE_CLASS_MAPPING into
+  frameworks.json `processor_modalities`). `processor.feature_extractor(audio, return_tensors="pt")` makes cpu
+  tensors as the processor itself does; an audio tokenizer (a model) is not one. A feature extractor loaded
+  by `XFeatureExtractor.from_pretrained` is such a preprocessor too (before: unknown).
+- `x.to(w.dtype)`: a tensor's `.dtype` is a torch.dtype, never a device, so the conversion keeps x where it is
+  (before: `.to(<a variable>)` made the device unknown). af_sglang_whisper_features_dtype_only: the cpu
+  features cast with `features.to(self.encoder.conv1.weight.dtype)` meet the encoder's cuda conv1.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+def test_feature_extractor_of_a_processor_makes_cpu_features():
+    assert _codes("""
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+        proc = WhisperProcessor.from_pretrained("openai/whisper-small")
+        model = nn.Conv1d(80, 16, 3).to("cuda")
+        feats = proc.feature_extractor([0.0], sampling_rate=16000, return_tensors="pt")["input_features"]
+        print(model(feats))
+    """) == [(6, "DEV202")]
+
+
+def test_renamed_processor_component_inside_a_class():
+    assert _codes("""
+        import torch.nn as nn
+        from transformers import AutoProcessor
+
+        class Captioner:
+            def __init__(self, path, device="cuda"):
+                self.processor = AutoProcessor.from_pretrained(path)
+                self.vision = nn.Linear(4, 4).to(device)
+
+            def embed(self, images):
+                pixels = self.processor.image_processor(images, return_tensors="pt").pixel_values
+                return self.vision(pixels)
+
+        Captioner("m").embed([0])
+    """) == [(11, "DEV202")]
+
+
+def test_feature_extractor_from_pretrained_is_a_preprocessor():
+    assert _codes("""
+        import torch.nn as nn
+        from transformers import AutoFeatureExtractor
+        fe = AutoFeatureExtractor.from_pretrained("facebook/wav2vec2-base")
+        model = nn.Linear(4, 4).cuda()
+        x = fe([0.0], sampling_rate=16000, return_tensors="pt").input_values
+        print(model(x))
+    """) == [(6, "DEV202")]
+
+
+def test_dtype_only_conversion_keeps_the_device_one_helper_deeper():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv1d(80, 16, 3)
+
+            def forward(self, features):
+                features = features.to(self.conv1.weight.dtype)
+                return self.conv1(features)
+
+        def featurize(proc, audio):
+            return proc.feature_extractor(audio, return_tensors="pt")["input_features"]
+
+        proc = WhisperProcessor.from_pretrained("w")
+        enc = Encoder().to(device="cuda", dtype=torch.float16)
+        print(enc(featurize(proc, [0.0])))
+    """) == [(16, "DEV202")]
+
+
+def test_split_into_files(tmp_path):
+    (tmp_path / "prep.py").write_text(textwrap.dedent("""
+        from transformers import WhisperProcessor
+        proc = WhisperProcessor.from_pretrained("w")
+
+        def featurize(audio):
+            return proc.feature_extractor(audio, return_tensors="pt")["input_features"]
+    """))
+    (tmp_path / "run.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        from prep import featurize
+        model = nn.Conv1d(80, 16, 3).to("cuda")
+        print(model(featurize([0.0])))
+    """))
+    found = [(d.span.line, d.code) for d in check_path(str(tmp_path / "run.py")).diagnostics]
+    assert found == [(5, "DEV202")] or any(c == "DEV202" for _l, c in found)
+
+
+def test_silent_when_moved_with_the_dtype_and_device():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+        proc = WhisperProcessor.from_pretrained("w")
+        model = nn.Conv1d(80, 16, 3).to("cuda")
+        feats = proc.feature_extractor([0.0], return_tensors="pt")["input_features"]
+        feats = feats.to(device=model.weight.device, dtype=model.weight.dtype)
+        print(model(feats))
+    """) == []
+
+
+def test_silent_when_the_model_device_is_unknown():
+    assert _codes("""
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+
+        def run(model, audio):
+            proc = WhisperProcessor.from_pretrained("w")
+            feats = proc.feature_extractor(audio, return_tensors="pt")["input_features"]
+            return model(feats.to(model.dtype))
+    """) == []
+
+
+def test_silent_without_return_tensors_and_for_other_attributes():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+        from transformers import AutoProcessor
+        proc = AutoProcessor.from_pretrained("m")
+        model = nn.Linear(4, 4).to("cuda")
+        ids = proc.tokenizer("hi").input_ids
+        template = proc.chat_template
+        print(model(torch.tensor(ids, device="cuda")))
+    """) == []
+
+
+def test_silent_on_cpu_model():
+    assert _codes("""
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+        proc = WhisperProcessor.from_pretrained("w")
+        model = nn.Conv1d(80, 16, 3)
+        feats = proc.feature_extractor([0.0], return_tensors="pt")["input_features"]
+        print(model(feats.to(model.weight.dtype)))
+    """) == []
