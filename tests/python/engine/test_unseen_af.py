@@ -152,3 +152,46 @@ def test_silent_on_cpu_model():
         feats = proc.feature_extractor([0.0], return_tensors="pt")["input_features"]
         print(model(feats.to(model.weight.dtype)))
     """) == []
+
+
+def _repo_with_python_package(tmp_path, packaged: bool):
+    (tmp_path / "README.md").write_text("# repo\n")
+    pkg = tmp_path / "python" / "mypkg"
+    pkg.mkdir(parents=True)
+    if packaged:  # `pip install -e python`
+        (tmp_path / "python" / "pyproject.toml").write_text('[project]\nname = "mypkg"\n')
+    (pkg / "__init__.py").write_text("")
+    (pkg / "runner.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        from transformers import WhisperProcessor
+
+        class Runner:
+            def __init__(self, device="cuda"):
+                self.model = nn.Conv1d(80, 16, 3).to(device)
+                self.proc = WhisperProcessor.from_pretrained("w")
+
+            def run(self, audio):
+                feats = self.proc.feature_extractor(audio, return_tensors="pt")["input_features"]
+                return self.model(feats)
+    """))
+    (tmp_path / "test" / "manual").mkdir(parents=True)
+    script = tmp_path / "test" / "manual" / "run_it.py"
+    script.write_text(textwrap.dedent("""
+        from mypkg.runner import Runner
+
+        if __name__ == "__main__":
+            Runner(device="cuda").run([0.0])
+    """))
+    return script
+
+
+def test_package_installed_from_a_subfolder_resolves_from_the_repository(tmp_path):
+    """`python/pyproject.toml` beside `test/` (sglang's layout): `from mypkg.runner import Runner` in
+    test/manual/run_it.py resolves in python/, as `pip install -e python` makes it."""
+    script = _repo_with_python_package(tmp_path, packaged=True)
+    assert [d.code for d in check_path(str(script)).diagnostics] == ["DEV202"]
+
+
+def test_silent_when_the_subfolder_is_not_a_package_to_install(tmp_path):
+    script = _repo_with_python_package(tmp_path, packaged=False)
+    assert check_path(str(script)).diagnostics == []
