@@ -68,7 +68,7 @@ class Val:
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
                  batch: str = "", owner: Obj | None = None, dims: int = 0, optional: bool = False):
-        self.kind = kind  # tensor | module | device | dtype | const | qual | func | class | obj | unknown | params | array
+        self.kind = kind  # tensor | module | device | const | qual | func | class | obj | unknown | params | array
         self.dev = dev
         self.origin = origin
         self.obj = obj

@@ -7,9 +7,10 @@ stack in user code.
   frameworks.json `processor_modalities`). `processor.feature_extractor(audio, return_tensors="pt")` makes cpu
   tensors as the processor itself does; an audio tokenizer (a model) is not one. A feature extractor loaded
   by `XFeatureExtractor.from_pretrained` is such a preprocessor too (before: unknown).
-- `x.to(w.dtype)`: a tensor's `.dtype` is a torch.dtype, never a device, so the conversion keeps x where it is
-  (before: `.to(<a variable>)` made the device unknown). af_sglang_whisper_features_dtype_only: the cpu
-  features cast with `features.to(self.encoder.conv1.weight.dtype)` meet the encoder's cuda conv1.
+- A repository's subfolder holding its own packaging file (sglang's `python/pyproject.toml`, installed with
+  `pip install -e python`) is where the repository's scripts (`test/manual/*.py`) import the package from.
+  (af_sglang_whisper_features_dtype_only still needs `x.to(w.dtype)` read as dtype-only: not done, see its
+  source.txt.)
 """
 
 from __future__ import annotations
@@ -61,30 +62,6 @@ def test_feature_extractor_from_pretrained_is_a_preprocessor():
         x = fe([0.0], sampling_rate=16000, return_tensors="pt").input_values
         print(model(x))
     """) == [(6, "DEV202")]
-
-
-def test_dtype_only_conversion_keeps_the_device_one_helper_deeper():
-    assert _codes("""
-        import torch
-        import torch.nn as nn
-        from transformers import WhisperProcessor
-
-        class Encoder(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.conv1 = nn.Conv1d(80, 16, 3)
-
-            def forward(self, features):
-                features = features.to(self.conv1.weight.dtype)
-                return self.conv1(features)
-
-        def featurize(proc, audio):
-            return proc.feature_extractor(audio, return_tensors="pt")["input_features"]
-
-        proc = WhisperProcessor.from_pretrained("w")
-        enc = Encoder().to(device="cuda", dtype=torch.float16)
-        print(enc(featurize(proc, [0.0])))
-    """) == [(16, "DEV202")]
 
 
 def test_split_into_files(tmp_path):

@@ -124,8 +124,6 @@ class Expressions:
         if base.kind == "tensor":
             if attr == "device":
                 return self.device_of(base, node.value)
-            if attr == "dtype":  # a torch.dtype, never a device: `x.to(w.dtype)` keeps x where it is
-                return Val("dtype", text=self.text(node))
             if attr == "data" and base.batch == ENCODING:
                 return Val("tensor", base.dev, base.origin, batch=ENCODING, text=self.text(node))  # the UserDict's dict
             if attr in ("T", "mT", "H", "data", "real", "imag", "grad"):

@@ -429,8 +429,6 @@ class Modules:
             return self.cuda_index_dev(cand)
         if cand.kind == "qual" and cand.const.startswith("torch.") and cand.const.rsplit(".", 1)[-1] in DTYPES:
             return recv_dev
-        if cand.kind == "dtype":  # a tensor's `.dtype`
-            return recv_dev
         return TOP
 
     def module_method(self, node, mod: Val, name: str, args, kwargs, frame) -> Val:
