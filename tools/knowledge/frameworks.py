@@ -767,6 +767,25 @@ def _trainer_places(trees: dict) -> dict:
     return {}
 
 
+def processor_modalities(wheel: Path) -> dict:
+    """transformers' ProcessorMixin names each sub-processor attribute after its modality (an attribute
+    whose name contains "tokenizer" is a tokenizer, "feature_extractor" a feature extractor, ...:
+    `_get_modality_for_attribute`), and MODALITY_TO_BASE_CLASS_MAPPING gives each modality's base class.
+    `preprocessing`: the modalities whose base is a preprocessing class (its outputs with
+    return_tensors="pt" are cpu tensors); `models`: those whose base is a model (an audio tokenizer)."""
+    tree = dict(_trees(wheel, "transformers/processing_utils.py")).get("transformers/processing_utils.py")
+    mapping = next((n.value for n in (tree.body if tree is not None else []) if isinstance(n, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == "MODALITY_TO_BASE_CLASS_MAPPING" for t in n.targets)), None)
+    out = {"preprocessing": [], "models": []}
+    if not isinstance(mapping, ast.Dict):
+        return out
+    for k, v in zip(mapping.keys, mapping.values):
+        names = [e.value for e in ast.walk(v) if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        if isinstance(k, ast.Constant) and names:
+            out["models" if all(n.endswith("Model") for n in names) else "preprocessing"].append(k.value)
+    return {key: sorted(v) for key, v in out.items()}
+
+
 def generation_callbacks(wheel: Path) -> dict:
     """transformers generate()'s callback bases: classes of transformers/generation whose `__call__`
     is abstract (raises NotImplementedError), with the parameters generate() passes to it."""

@@ -127,6 +127,7 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                                                                     {n for n in dir(torch.nn.Module) if not n.startswith("_")})
                                   for lib in pins.INPUT_METHOD_LIBRARIES},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
+            "processor_modalities": frameworks.processor_modalities(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))

@@ -88,6 +88,9 @@ GENERATION_CALLBACKS = _F["generation_callbacks"]
 # each callback they hold (LogitsProcessorList ...).
 GENERATION_CPU_STATE = _F.get("generation_cpu_state", {}).get("classes", {})
 GENERATION_CALLBACK_LISTS = frozenset(_F.get("generation_cpu_state", {}).get("lists", []))
+# transformers ProcessorMixin: a sub-processor attribute is named after its modality (it contains the name)
+PROCESSOR_PREPROCESSING = tuple(_F.get("processor_modalities", {}).get("preprocessing", []))
+PROCESSOR_MODELS = tuple(_F.get("processor_modalities", {}).get("models", []))
 # Library DataLoader subclasses that collate a dataset like torch's (torch_geometric.loader.DataLoader ...).
 DATASET_LOADERS = frozenset(q for qs in _F.get("dataset_loaders", {}).values() for q in qs)
 # A graph library's dataset classes (torch_geometric.datasets.Planetoid ...): their items are graph objects

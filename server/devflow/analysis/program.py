@@ -208,8 +208,10 @@ class Project:
         _, top = package_of(path)
         here = os.path.dirname(os.path.abspath(path))
         marked = project_root(here)
-        project = cls([here, top, *extra_roots, *([marked] if marked else []), *_cwd_roots(path, here),
-                       *_run_from_above(here, top)])
+        repo = _repository_folder(here)
+        repos = [*extra_roots, *([marked] if marked else []), *([repo] if repo else [])]
+        project = cls([here, top, *repos, *_cwd_roots(path, here), *_run_from_above(here, top),
+                       *(sub for r in repos for sub in _packaged_subfolders(r))])
         project.here = here
         return project
 
@@ -296,6 +298,35 @@ def _run_from_above(here: str, top: str) -> list[str]:
     if not up or up == here or not any(os.path.exists(os.path.join(up, f)) for f in _REPO_FILES):
         return []
     return [up]
+
+
+_PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
+
+
+def _packaged_subfolders(root: str) -> list[str]:
+    """`python/` holding its own pyproject.toml beside the repository's `test/` (sglang): the package is
+    installed from that folder (`pip install -e python`), so `import sglang` anywhere in the repository
+    resolves there. Tried last."""
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    return [os.path.join(root, n) for n in names if not n.startswith(".") and
+            any(os.path.isfile(os.path.join(root, n, f)) for f in _PACKAGING)]
+
+
+def _repository_folder(here: str, levels: int = 6) -> str | None:
+    """The nearest folder at or above a script's that looks like a repository's root (its README,
+    requirements, licence or packaging file)."""
+    d = here
+    for _ in range(levels):
+        if any(os.path.exists(os.path.join(d, f)) for f in _REPO_FILES):
+            return d
+        parent = os.path.dirname(d)
+        if not parent or parent == d:
+            return None
+        d = parent
+    return None
 
 
 def project_root(folder: str, levels: int = 8) -> str | None:

@@ -12,6 +12,7 @@ from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_se
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
@@ -219,6 +220,8 @@ class Calls:
                 if attr == "start" and (run := started_run(obj.cls)) is not None:
                     # `worker.start()` of a Process / Thread subclass runs its own `run` (in the child)
                     return Val("func", func=FuncRef(run[0], None, run[1], "method"), bound=base)
+            if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor(...)`
+                return component
             return Val("method", const=attr, bound=base)
         return self.class_attribute(base, attr)
 

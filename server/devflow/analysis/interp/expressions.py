@@ -14,6 +14,7 @@ from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
+from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -178,6 +179,8 @@ class Expressions:
                 self.optimizer_state_read(obj)
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
+            if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor`
+                return component
             if obj.kind == "host" and not attr.startswith("_"):  # `arr.T`: still host data
                 return _token_ids() if obj.qual == LIST_ENCODING else host_data()
             return Val("attr", obj=obj, const=attr, bound=base) if obj.kind == "module" else UNKNOWN

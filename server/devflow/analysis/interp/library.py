@@ -94,9 +94,10 @@ class Library:
             return args[0]
         if last == "from_pretrained" or last == "from_config":
             owner = q.rsplit(".", 2)[-2] if q.count(".") >= 1 else ""
-            if "Tokenizer" in owner or "Processor" in owner:
+            if "Tokenizer" in owner or "Processor" in owner or owner.endswith("FeatureExtractor"):
+                # preprocessing: called with return_tensors="pt" it gives cpu tensors
                 return Val("obj", obj=Obj("tokenizer", qual=q))
-            if owner.endswith(("Scheduler", "Config", "FeatureExtractor", "GenerationConfig")):
+            if owner.endswith(("Scheduler", "Config", "GenerationConfig")):
                 return UNKNOWN  # no weights: diffusers schedulers, configs, feature extractors are not modules
             dm = kwargs.get("device_map")
             obj = Obj("module", qual=q, origin=Origin(span_of(node), f"loaded at line {node.lineno}"))
