@@ -717,14 +717,12 @@ def _branches(fn) -> bool:
     return any(isinstance(n, (ast.If, ast.IfExp, ast.For, ast.While, ast.Try, ast.Match)) for n in ast.walk(fn))
 
 
-_SETS_SELF: dict[int, tuple] = {}
-
-
 def _sets_self_attributes(fn) -> bool:
-    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body."""
-    hit = _SETS_SELF.get(id(fn))
-    if hit is not None and hit[0] is fn:
-        return hit[1]
+    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body. Cached on the node
+    itself: a table keyed by the node kept every tree it saw alive in a long-lived process."""
+    hit = getattr(fn, "_devflow_sets_self", None)
+    if hit is not None:
+        return hit
     a = fn.args
     first = (a.posonlyargs + a.args)[:1]
     me = first[0].arg if first else None
@@ -737,5 +735,5 @@ def _sets_self_attributes(fn) -> bool:
                 t = t.value
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 out = True
-    _SETS_SELF[id(fn)] = (fn, out)
+    fn._devflow_sets_self = out
     return out
