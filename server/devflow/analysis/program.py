@@ -303,30 +303,46 @@ def _run_from_above(here: str, top: str) -> list[str]:
 _PACKAGING = ("pyproject.toml", "setup.py", "setup.cfg")
 
 
+_SUBFOLDERS_OF: dict[str, list[str]] = {}
+_REPOSITORY_OF: dict[str, str | None] = {}
+
+
 def _packaged_subfolders(root: str) -> list[str]:
     """`python/` holding its own pyproject.toml beside the repository's `test/` (sglang): the package is
     installed from that folder (`pip install -e python`), so `import sglang` anywhere in the repository
-    resolves there. Tried last."""
+    resolves there. Tried last. Cached per folder, as `project_root` is (every checked file asks)."""
+    if root in _SUBFOLDERS_OF:
+        return _SUBFOLDERS_OF[root]
     try:
         names = sorted(os.listdir(root))
     except OSError:
-        return []
-    return [os.path.join(root, n) for n in names if not n.startswith(".") and
-            any(os.path.isfile(os.path.join(root, n, f)) for f in _PACKAGING)]
+        names = []
+    found = [os.path.join(root, n) for n in names if not n.startswith(".") and
+             any(os.path.isfile(os.path.join(root, n, f)) for f in _PACKAGING)]
+    if len(_SUBFOLDERS_OF) > 10_000:
+        _SUBFOLDERS_OF.clear()
+    _SUBFOLDERS_OF[root] = found
+    return found
 
 
 def _repository_folder(here: str, levels: int = 6) -> str | None:
     """The nearest folder at or above a script's that looks like a repository's root (its README,
-    requirements, licence or packaging file)."""
-    d = here
+    requirements, licence or packaging file). Cached per folder."""
+    if here in _REPOSITORY_OF:
+        return _REPOSITORY_OF[here]
+    found, d = None, here
     for _ in range(levels):
         if any(os.path.exists(os.path.join(d, f)) for f in _REPO_FILES):
-            return d
+            found = d
+            break
         parent = os.path.dirname(d)
         if not parent or parent == d:
-            return None
+            break
         d = parent
-    return None
+    if len(_REPOSITORY_OF) > 10_000:
+        _REPOSITORY_OF.clear()
+    _REPOSITORY_OF[here] = found
+    return found
 
 
 def project_root(folder: str, levels: int = 8) -> str | None:
