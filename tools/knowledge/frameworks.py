@@ -566,13 +566,16 @@ def stateful_modules(wheel: Path, package: str, torch_stateful: set[str]) -> lis
     buffer or a parameter, or sets on self an instance of such a class (the library's own, or a torch.nn
     module with parameters or buffers), or a base class does. Built on the cpu and moved only by `.to()`,
     they meet their inputs' device (`torchaudio.transforms.MelSpectrogram`: its STFT window and mel
-    filterbank are buffers of its children). By defining module and by package re-export."""
+    filterbank are buffers of its children). A class that places itself (its `__init__` takes a `device`
+    parameter, or moves self or a child with `.to()` / `.cuda()`), or derives from one, is left out: where it
+    sits is decided by its arguments. By defining module and by package re-export."""
     trees = _modules(wheel, f"{package}/")
     modules = set(module_classes(wheel, package))
     base_of = _class_bases(trees)
-    alias = _reexports(trees)
+    alias = _public_reexports(trees)
     made: dict[str, set[str]] = {}  # class -> qualified names it calls in __init__ and assigns onto self
     found: set[str] = set()
+    placed: set[str] = set()
     for mod, tree in trees.items():
         imported = _imports(mod, tree)
         mod_name = mod.removesuffix(".__init__")
@@ -591,6 +594,10 @@ def stateful_modules(wheel: Path, package: str, torch_stateful: set[str]) -> lis
             if init is None:
                 continue
             calls = [n for n in ast.walk(init) if isinstance(n, ast.Call)]
+            if any(a.arg == "device" for a in init.args.args + init.args.kwonlyargs) or any(
+                    isinstance(c.func, ast.Attribute) and c.func.attr in ("to", "cuda")
+                    and ast.unparse(c.func.value).split(".", 1)[0] == "self" for c in calls):
+                placed.add(q)
             if any(isinstance(c.func, ast.Attribute) and c.func.attr in ("register_buffer", "register_parameter")
                    and ast.unparse(c.func.value) == "self" for c in calls) or \
                     any(qual(c.func) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter") for c in calls):
@@ -610,6 +617,14 @@ def stateful_modules(wheel: Path, package: str, torch_stateful: set[str]) -> lis
                     for m in made.get(q, ())):
                 found.add(q)
                 changed = True
+    changed = True
+    while changed:  # placed by its arguments, itself or through a base
+        changed = False
+        for q in found - placed:
+            if any(alias.get(b, b) in placed for b in base_of.get(q, ())):
+                placed.add(q)
+                changed = True
+    found -= placed
     found |= {a for a, q in alias.items() if q in found}
     return sorted(found)
 
@@ -910,6 +925,46 @@ def _reexports(trees: dict[str, ast.Module]) -> dict[str, str]:
                 if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
                     for a in n.names:
                         alias[f"{pkg}.{a.asname or a.name}"] = f"{pkg}.{n.module}.{a.name}"
+    return alias
+
+
+def _public_reexports(trees: dict[str, ast.Module]) -> dict[str, str]:
+    """`_reexports` and the names a package's `__init__` takes with `from .conv import *` (relative or
+    absolute, `from lpips.lpips import *`): `torch_geometric.nn.GCNConv` -> where GCNConv is defined, through
+    any chain of re-exports. A star takes the module's `__all__` when it is a literal list, else its public
+    top-level names."""
+    alias = _reexports(trees)
+    stars: list[tuple[str, str]] = []  # (package, module it star-imports)
+    for mod, tree in trees.items():
+        if mod.endswith(".__init__"):
+            pkg = mod[: -len(".__init__")]
+            for n in tree.body:
+                if isinstance(n, ast.ImportFrom) and n.module and any(a.name == "*" for a in n.names):
+                    src = f"{pkg.rsplit('.', n.level - 1)[0] if n.level > 1 else pkg}.{n.module}" if n.level else n.module
+                    stars.append((pkg, src))
+
+    def public(src: str) -> list[str]:
+        tree = trees.get(src) or trees.get(f"{src}.__init__")
+        if tree is None:
+            return []
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in n.targets) \
+                    and isinstance(n.value, (ast.List, ast.Tuple)):
+                return [e.value for e in n.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        names = [n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))]
+        names += [k.rsplit(".", 1)[-1] for k in alias if k.rsplit(".", 1)[0] == src]
+        return [x for x in names if not x.startswith("_")]
+
+    changed = True
+    while changed:
+        changed = False
+        for pkg, src in stars:
+            for name in public(src):
+                if f"{pkg}.{name}" not in alias:
+                    alias[f"{pkg}.{name}"] = alias.get(f"{src}.{name}", f"{src}.{name}")
+                    changed = True
+    for _ in range(8):  # follow chains: nn.GCNConv -> nn.conv.GCNConv -> nn.conv.gcn_conv.GCNConv
+        alias = {a: alias.get(q, q) for a, q in alias.items()}
     return alias
 
 

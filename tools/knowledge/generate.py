@@ -103,11 +103,11 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, v in pins.DATASET_LOADERS.items()},
                 **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()},
                 **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
-                **{k: [v] for k, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
+                **{k: [v] for k, (_m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
                 **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}}
     tl = pins.TENSOR_LIBRARIES
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, pillow, yacs, easydict, addict, tqdm ast scan; "
+                               "torchvision, torchaudio, lpips, open_clip, pillow, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -118,8 +118,8 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                                 for lib in pins.MODEL_LIBRARIES},
             "library_module_children": {lib: frameworks.module_children(_wheel(lib, pins.LIBRARIES[lib][0]), lib)
                                         for lib in pins.MODEL_LIBRARIES},
-            "stateful_library_modules": {lib: frameworks.stateful_modules(_wheel(lib, v), lib, torch_stateful)
-                                         for lib, v in pins.STATEFUL_MODULE_LIBRARIES.items()},
+            "stateful_library_modules": {m: frameworks.stateful_modules(_wheel(d, v), m, torch_stateful)
+                                         for d, (m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
             "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
                                                                           {n for n in dir(torch.nn.Module) if not n.startswith("_")})
                                      for lib in pins.INPUT_METHOD_LIBRARIES},

@@ -26,8 +26,10 @@ FRAMEWORKS = {"lightning": "2.6.6"}
 # Model libraries whose nn.Module classes users subclass (`class CNN(ResNet)`): listed in frameworks.json.
 MODEL_LIBRARIES = ("torchvision", "timm")
 # Libraries whose module classes hold buffers / parameters from construction (frameworks.json, ast scan):
-# built on the cpu, they must be moved like a model (torchaudio's transforms: windows, filterbanks).
-STATEFUL_MODULE_LIBRARIES = {"torchaudio": "2.11.0"}
+# built on the cpu, they must be moved like a model (torchaudio's transforms: windows, filterbanks;
+# torch_geometric's layers; lpips' perceptual loss; open_clip's models): distribution -> (package, version).
+STATEFUL_MODULE_LIBRARIES = {"torchaudio": ("torchaudio", "2.11.0"), "torch_geometric": ("torch_geometric", "2.8.0.post1"),
+                             "lpips": ("lpips", "0.1.4"), "open_clip_torch": ("open_clip", "3.3.0")}
 # Libraries whose models users call through methods other than forward (`model.get_text_features(ids)`,
 # `vae.encode(x)`, timm's `model.forward_features(x)`): the public methods that run the model's submodules
 # on their arguments (frameworks.json).

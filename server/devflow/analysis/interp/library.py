@@ -151,6 +151,8 @@ class Library:
         if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
             args[0].obj.peft = True
             return args[0]
+        if last[:1].isupper():
+            _held_by_unknown_class(node, q, [*args, *kwargs.values()])
         return UNKNOWN
 
     def call_builtin(self, node, name: str, args, kwargs, frame) -> Val:
@@ -718,6 +720,16 @@ class Library:
 
 _PEFT_WRAPPERS = ("get_peft_model", "prepare_model_for_kbit_training", "from_pretrained", "inject_adapter_in_model")
 _DISPATCH_STRATEGIES = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def _held_by_unknown_class(node, q: str, vals) -> None:
+    """A library module handed to a library class the engine does not model (`Frontend(mel)`,
+    gpytorch's `ExactGP(x, y, likelihood)`) may be kept as that object's child and moved with it:
+    where it sits is no longer known."""
+    for v in vals:
+        if v.kind == "module" and v.obj is not None and v.obj.qual in FW.STATEFUL_LIBRARY_MODULES:
+            v.obj.dev = TOP
+            v.obj.origin = Origin(span_of(node), f"handed to `{q.rsplit('.', 1)[-1]}` at line {node.lineno}")
 
 
 def _dispatches(dm, node) -> bool:
