@@ -1,0 +1,330 @@
+"""Semantics found missing by the unseen batch ak (library objects built and not moved, or fed from the
+wrong device; tests/fixtures/engine/unseen/ak_*), each tested on the variations a user writes (renamed,
+split into files, one helper deeper, inside a trainer class) and on the neighbours that must stay silent:
+- a module constructed and called in one expression, `F1(num_classes=n)(preds, y)`, holds its state
+  where its constructor made it, exactly like one bound to a name first: a metric (or a project module,
+  or a torch.nn layer outside every forward) built on the cpu and fed device tensors is DEV108 / DEV106.
+  torch.nn layers built in code a forward() runs stay DEV104's alone (one finding, no cascade)."""
+
+from __future__ import annotations
+
+from project_fixtures import codes as _codes, write_project as _project
+
+# ---- a module called straight on its constructor
+
+LIT_MODEL = """
+import pytorch_lightning as pl
+import torch
+import torch.nn as nn
+from torchmetrics.classification import F1Score
+
+
+class LitClassifier(pl.LightningModule):
+    def __init__(self, num_classes):
+        super().__init__()
+        self.num_classes = num_classes
+        self.net = nn.Linear(32, num_classes)
+
+    def forward(self, x):
+        return self.net(x)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        preds = self(x).argmax(dim=1)
+        score = {metric}
+        self.log("val_f1", score)
+"""
+
+FIT = """
+from pytorch_lightning import Trainer
+
+from model import LitClassifier
+
+
+def main(train_loader, val_loader):
+    model = LitClassifier(10)
+    Trainer(accelerator="gpu", devices=1).fit(model, train_loader, val_loader)
+"""
+
+
+def _lit(root, metric):
+    _project(root, {"model.py": LIT_MODEL.format(metric=metric), "train.py": FIT})
+
+
+def test_metric_built_and_called_in_a_lightning_step(tmp_path):
+    _lit(tmp_path, "F1Score(task='multiclass', num_classes=self.num_classes)(preds, y)")
+    assert _codes(tmp_path, "model.py") == [(19, "DEV108")]
+    assert _codes(tmp_path, "train.py") == [(8, "DEV108")]
+
+
+def test_renamed_metric_through_the_package_alias(tmp_path):
+    _lit(tmp_path, "torchmetrics.Accuracy(task='multiclass', num_classes=self.num_classes)(preds, y)")
+    (tmp_path / "model.py").write_text("import torchmetrics\n" + (tmp_path / "model.py").read_text())
+    assert _codes(tmp_path, "model.py") == [(20, "DEV108")]
+
+
+def test_metric_made_by_the_step_and_moved_in_place_is_silent(tmp_path):
+    _lit(tmp_path, "F1Score(task='multiclass', num_classes=self.num_classes).to(self.device)(preds, y)")
+    assert _codes(tmp_path, "model.py") == []
+    assert _codes(tmp_path, "train.py") == []
+
+
+def test_metric_attribute_of_the_module_is_silent(tmp_path):
+    # the report's fix: made in __init__, the Trainer's move carries it
+    _project(tmp_path, {"model.py": LIT_MODEL.format(metric="self.f1(preds, y)").replace(
+        "self.net = nn.Linear(32, num_classes)",
+        "self.net = nn.Linear(32, num_classes)\n        self.f1 = F1Score(task='multiclass', num_classes=num_classes)"),
+        "train.py": FIT})
+    assert _codes(tmp_path, "model.py") == []
+
+
+def test_metric_built_in_place_in_a_helper_of_a_plain_loop(tmp_path):
+    _project(tmp_path, {"metrics.py": """
+        import torchmetrics
+
+
+        def batch_accuracy(out, label):
+            return torchmetrics.Accuracy(task="binary")(out, label)
+        """, "train.py": """
+        import torch
+
+        from metrics import batch_accuracy
+
+
+        def evaluate(model, loader, device):
+            scores = []
+            for img, label in loader:
+                out = model(img.to(device))
+                scores.append(batch_accuracy(out, label.to(device)))
+            return scores
+
+
+        if __name__ == "__main__":
+            device = torch.device("cuda")
+            model = torch.nn.Linear(4, 1).to(device)
+            evaluate(model, torch.load("val.pt"), device)
+        """})
+    assert _codes(tmp_path, "metrics.py") == [(5, "DEV108")]
+    assert _codes(tmp_path, "train.py") == [(10, "DEV108")]
+
+
+def test_metric_built_in_place_inside_a_trainer_class(tmp_path):
+    _project(tmp_path, {"trainer.py": """
+        import torch
+        import torchmetrics
+
+
+        class Trainer:
+            def __init__(self, model, device="cuda"):
+                self.device = torch.device(device)
+                self.model = model.to(self.device)
+
+            def eval_step(self, x, y):
+                x, y = x.to(self.device), y.to(self.device)
+                logits = self.model(x)
+                return torchmetrics.AUROC(task="binary")(logits.sigmoid(), y)
+        """, "run.py": """
+        import torch
+
+        from trainer import Trainer
+
+        trainer = Trainer(torch.nn.Linear(4, 1))
+        print(trainer.eval_step(torch.randn(8, 4), torch.randint(0, 2, (8,))))
+        """})
+    assert _codes(tmp_path, "trainer.py") == [(13, "DEV108")]
+
+
+def test_unknown_input_device_stays_silent(tmp_path):
+    _project(tmp_path, {"metrics.py": """
+        import torchmetrics
+
+
+        def batch_accuracy(out, label):
+            return torchmetrics.Accuracy(task="binary")(out, label)
+        """})
+    assert _codes(tmp_path, "metrics.py") == []
+
+
+def test_cpu_inputs_stay_silent(tmp_path):
+    _project(tmp_path, {"score.py": """
+        import torch
+        import torchmetrics
+
+        preds = torch.rand(8)
+        target = torch.randint(0, 2, (8,))
+        print(torchmetrics.Accuracy(task="binary")(preds, target))
+        """})
+    assert _codes(tmp_path, "score.py") == []
+
+
+def test_project_module_built_in_place_on_cuda_inputs(tmp_path):
+    _project(tmp_path, {"probe.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Probe(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        feats = torch.randn(4, 16, device="cuda")
+        print(Probe()(feats))
+        """})
+    assert _codes(tmp_path, "probe.py") == [(15, "DEV106")]
+
+
+def test_torch_layer_built_in_forward_is_dev104_alone(tmp_path):
+    _project(tmp_path, {"net.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(16, 8)
+
+            def forward(self, x):
+                return nn.BatchNorm1d(8)(self.fc(x))
+
+
+        model = Net().to("cuda")
+        print(model(torch.randn(4, 16, device="cuda")))
+        """})
+    assert _codes(tmp_path, "net.py") == [(11, "DEV104")]
+
+
+# ---- Distribution.sample runs the subclass's rsample
+
+PRIOR = """
+import torch
+import torch.distributions as dist
+
+
+class {name}(dist.Distribution):
+    arg_constraints = {{}}
+
+    def __init__(self, low, high):
+        super().__init__(validate_args=False)
+        self.low = low
+        self.high = high
+
+    def rsample(self, sample_shape=torch.Size()):
+        u = torch.rand(sample_shape{dev})
+        return self.low + u * (self.high - self.low)
+
+    def log_prob(self, value):
+        inside = (value >= self.low) & (value <= self.high)
+        return torch.where(inside, -torch.log(self.high - self.low), torch.full_like(value, float("-inf")))
+"""
+
+
+def _prior(root, name="BoxPrior", dev="", script=None):
+    _project(root, {"priors.py": PRIOR.format(name=name, dev=dev), "run.py": script or f"""
+        import torch
+
+        from priors import {name}
+
+        prior = {name}(torch.tensor(1.0, device="cuda"), torch.tensor(5.0, device="cuda"))
+        print(prior.log_prob(prior.sample((16,))))
+        """})
+
+
+def test_sample_of_a_distribution_subclass_runs_its_rsample(tmp_path):
+    _prior(tmp_path)
+    assert _codes(tmp_path, "priors.py") == [(14, "DEV201")]
+    assert _codes(tmp_path, "run.py") == [(6, "DEV201")]
+
+
+def test_renamed_prior_sampled_in_a_helper_one_call_deeper(tmp_path):
+    _prior(tmp_path, name="UniformInVolume", script="""
+        import torch
+
+        from priors import UniformInVolume
+
+
+        def draw(prior, n):
+            return prior.sample((n,))
+
+
+        def score(prior, n):
+            return prior.log_prob(draw(prior, n))
+
+
+        print(score(UniformInVolume(torch.tensor(1.0, device="cuda"), torch.tensor(5.0, device="cuda")), 8))
+        """)
+    assert _codes(tmp_path, "priors.py") == [(14, "DEV201")]
+
+
+def test_prior_sampled_inside_a_trainer_class(tmp_path):
+    _prior(tmp_path, script="""
+        import torch
+
+        from priors import BoxPrior
+
+
+        class Trainer:
+            def __init__(self, device="cuda"):
+                self.device = torch.device(device)
+                self.prior = BoxPrior(torch.zeros(3, device=self.device), torch.ones(3, device=self.device))
+
+            def step(self, n):
+                theta = self.prior.sample((n,))
+                return self.prior.log_prob(theta).sum()
+
+
+        print(Trainer().step(4))
+        """)
+    assert _codes(tmp_path, "priors.py") == [(14, "DEV201")]
+
+
+def test_rsample_on_the_bounds_device_is_silent(tmp_path):
+    # the report's fix: the draw is made on the bounds' device
+    _prior(tmp_path, dev=", device=self.low.device")
+    assert _codes(tmp_path, "priors.py") == []
+    assert _codes(tmp_path, "run.py") == []
+
+
+def test_cpu_bounds_are_silent(tmp_path):
+    _prior(tmp_path, script="""
+        import torch
+
+        from priors import BoxPrior
+
+        prior = BoxPrior(torch.tensor(1.0), torch.tensor(5.0))
+        print(prior.log_prob(prior.sample((16,))))
+        """)
+    assert _codes(tmp_path, "priors.py") == []
+
+
+def test_bounds_of_unknown_device_are_silent(tmp_path):
+    _prior(tmp_path, script="""
+        from priors import BoxPrior
+
+
+        def fit(low, high):
+            prior = BoxPrior(low, high)
+            return prior.log_prob(prior.sample((16,)))
+        """)
+    assert _codes(tmp_path, "priors.py") == []
+
+
+def test_a_subclass_with_its_own_sample_keeps_it(tmp_path):
+    _project(tmp_path, {"priors.py": PRIOR.format(name="BoxPrior", dev="").replace(
+        "    def log_prob(self, value):",
+        "    def sample(self, sample_shape=torch.Size()):\n"
+        "        return self.low + torch.rand(sample_shape, device=self.low.device) * (self.high - self.low)\n\n"
+        "    def log_prob(self, value):"), "run.py": """
+        import torch
+
+        from priors import BoxPrior
+
+        prior = BoxPrior(torch.tensor(1.0, device="cuda"), torch.tensor(5.0, device="cuda"))
+        print(prior.log_prob(prior.sample((16,))))
+        """})
+    assert _codes(tmp_path, "priors.py") == []
