@@ -328,3 +328,117 @@ def test_a_subclass_with_its_own_sample_keeps_it(tmp_path):
         print(prior.log_prob(prior.sample((16,))))
         """})
     assert _codes(tmp_path, "priors.py") == []
+
+
+# ---- importlib.import_module("name") is the module `import name` binds
+
+EMBEDDER = """
+import importlib
+
+import torchvision
+import torchvision.transforms as T
+
+
+class ImageEmbedder:
+    def __init__(self, device="cpu"):
+        self._torch = importlib.import_module("torch")
+        self._PILImage = importlib.import_module("PIL.Image")
+        self._model = torchvision.models.resnet18()
+        self._model.to(device)
+        self._device = device
+        self._preprocess = T.Compose([T.Resize(224), T.ToTensor()])
+
+    def embed(self, image):
+        pil_image = self._PILImage.fromarray(image)
+        with self._torch.no_grad():
+            return self._model(self._preprocess(pil_image).unsqueeze(0){move})
+"""
+
+INDEX = """
+import numpy as np
+
+from embedder import ImageEmbedder
+
+embedder = ImageEmbedder(device="cuda")
+print(embedder.embed(np.zeros((64, 64, 3), dtype=np.uint8)))
+"""
+
+
+def test_module_imported_by_name_on_an_attribute(tmp_path):
+    _project(tmp_path, {"embedder.py": EMBEDDER.format(move=""), "index.py": INDEX})
+    assert _codes(tmp_path, "embedder.py") == [(19, "DEV202")]
+    assert _codes(tmp_path, "index.py") == [(6, "DEV202")]
+
+
+def test_inputs_moved_to_the_embedders_device_are_silent(tmp_path):
+    _project(tmp_path, {"embedder.py": EMBEDDER.format(move=".to(self._device)"), "index.py": INDEX})
+    assert _codes(tmp_path, "embedder.py") == []
+    assert _codes(tmp_path, "index.py") == []
+
+
+def test_torch_imported_by_name_in_a_helper(tmp_path):
+    _project(tmp_path, {"ops.py": """
+        import importlib
+
+        th = importlib.import_module("torch")
+
+
+        def add_bias(x):
+            return x + th.ones(x.shape[-1])
+        """, "run.py": """
+        import torch
+
+        from ops import add_bias
+
+        print(add_bias(torch.randn(4, 8, device="cuda")))
+        """})
+    assert _codes(tmp_path, "ops.py") == [(7, "DEV201")]
+
+
+def test_project_module_imported_by_name(tmp_path):
+    _project(tmp_path, {"nets/__init__.py": "", "nets/mlp.py": """
+        import torch.nn as nn
+
+
+        class MLP(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(8, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+        """, "train.py": """
+        import importlib
+
+        import torch
+
+        nets = importlib.import_module("nets.mlp")
+        model = nets.MLP()
+        print(model(torch.randn(4, 8, device="cuda")))
+        """})
+    assert _codes(tmp_path, "train.py") == [(7, "DEV106")]
+
+
+def test_module_named_at_run_time_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import importlib
+        import sys
+
+        import torch
+
+        backend = importlib.import_module(sys.argv[1])
+        print(backend.ones(3) + torch.randn(3, device="cuda"))
+        """})
+    assert _codes(tmp_path, "run.py") == []
+
+
+def test_relative_module_name_stays_silent(tmp_path):
+    _project(tmp_path, {"run.py": """
+        import importlib
+
+        import torch
+
+        ops = importlib.import_module(".ops", package="mypkg")
+        print(ops.ones(3) + torch.randn(3, device="cuda"))
+        """})
+    assert _codes(tmp_path, "run.py") == []
