@@ -4,7 +4,13 @@ split into files, one helper deeper, inside a trainer class) and on the neighbou
 - a module constructed and called in one expression, `F1(num_classes=n)(preds, y)`, holds its state
   where its constructor made it, exactly like one bound to a name first: a metric (or a project module,
   or a torch.nn layer outside every forward) built on the cpu and fed device tensors is DEV108 / DEV106.
-  torch.nn layers built in code a forward() runs stay DEV104's alone (one finding, no cascade)."""
+  torch.nn layers built in code a forward() runs stay DEV104's alone (one finding, no cascade);
+- `sample(shape)` of a torch.distributions.Distribution subclass that implements only `rsample` runs
+  that `rsample` (torch's Distribution.sample is `with torch.no_grad(): return self.rsample(shape)`), so
+  a draw made on the cpu meets the distribution's cuda parameters in `log_prob`;
+- `importlib.import_module("name")` with a constant absolute name is the module `import name` binds
+  (`self._torch = importlib.import_module("torch")`, `self._PILImage = ...("PIL.Image")`); a name known
+  only at run time, or a relative one, stays unknown."""
 
 from __future__ import annotations
 
