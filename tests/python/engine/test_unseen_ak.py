@@ -448,3 +448,24 @@ def test_relative_module_name_stays_silent(tmp_path):
         print(ops.ones(3) + torch.randn(3, device="cuda"))
         """})
     assert _codes(tmp_path, "run.py") == []
+
+
+def test_stateless_project_loss_built_in_place_is_silent(tmp_path):
+    _project(tmp_path, {"loss.py": """
+        import torch
+        import torch.nn as nn
+
+
+        class CharbonnierLoss(nn.Module):
+            def __init__(self, eps=1e-6):
+                super().__init__()
+                self.eps = eps
+
+            def forward(self, a, b):
+                return torch.sqrt((a - b) ** 2 + self.eps).mean()
+
+
+        x = torch.randn(4, 3, device="cuda")
+        print(CharbonnierLoss()(x, torch.zeros_like(x)))
+        """})
+    assert _codes(tmp_path, "loss.py") == []
