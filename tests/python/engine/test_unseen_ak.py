@@ -10,7 +10,11 @@ split into files, one helper deeper, inside a trainer class) and on the neighbou
   a draw made on the cpu meets the distribution's cuda parameters in `log_prob`;
 - `importlib.import_module("name")` with a constant absolute name is the module `import name` binds
   (`self._torch = importlib.import_module("torch")`, `self._PILImage = ...("PIL.Image")`); a name known
-  only at run time, or a relative one, stays unknown."""
+  only at run time, or a relative one, stays unknown;
+- a distribution built from other distributions (`Independent(Normal(loc, scale), 1)`,
+  `TransformedDistribution(base, transforms)`, `MixtureSameFamily(mix, components)`) computes with
+  their parameters: a flow's base distribution made on the cpu in `__init__` (not a module: `.to()`
+  does not move it) meets the moved model's cuda latents in `log_prob`."""
 
 from __future__ import annotations
 
@@ -469,3 +473,154 @@ def test_stateless_project_loss_built_in_place_is_silent(tmp_path):
         print(CharbonnierLoss()(x, torch.zeros_like(x)))
         """})
     assert _codes(tmp_path, "loss.py") == []
+
+
+# ---- distributions built from distributions
+
+FLOW = """
+import torch
+import torch.nn as nn
+{imports}
+
+
+class RealNVP(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, 64), nn.ReLU(), nn.Linear(64, 2 * dim))
+        self.base = {base}
+
+    def log_prob(self, x):
+        s, t = self.net(x).chunk(2, dim=-1)
+        z = x * torch.exp(s) + t
+        return self.base.log_prob(z) + s.sum(-1)
+"""
+
+FLOW_TRAIN = """
+import torch
+
+from flows import RealNVP
+
+
+def train(loader, epochs=10):
+    device = torch.device("cuda")
+    model = RealNVP(2).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for _ in range(epochs):
+        for x in loader:
+            loss = -model.log_prob(x.to(device)).mean()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+
+if __name__ == "__main__":
+    train(torch.load("points.pt"))
+"""
+
+
+def _flow(root, base, imports="from torch.distributions import Independent, Normal"):
+    _project(root, {"flows.py": FLOW.format(imports=imports, base=base), "train.py": FLOW_TRAIN})
+
+
+def test_independent_base_of_a_flow_left_on_the_cpu(tmp_path):
+    _flow(tmp_path, "Independent(Normal(torch.zeros(dim), torch.ones(dim)), 1)")
+    assert _codes(tmp_path, "flows.py") == [(10, "DEV201")]
+    assert _codes(tmp_path, "train.py") == [(12, "DEV201")]
+
+
+def test_renamed_module_and_a_transformed_base(tmp_path):
+    _flow(tmp_path, "D.TransformedDistribution(D.Normal(torch.zeros(dim), torch.ones(dim)), [D.transforms.TanhTransform()])",
+          imports="import torch.distributions as D")
+    assert _codes(tmp_path, "flows.py") == [(10, "DEV201")]
+
+
+def test_mixture_base_built_by_a_helper(tmp_path):
+    _project(tmp_path, {"priors.py": """
+        import torch
+        from torch.distributions import Categorical, Independent, MixtureSameFamily, Normal
+
+
+        def gmm_prior(k, dim):
+            mix = Categorical(torch.ones(k))
+            comp = Independent(Normal(torch.randn(k, dim), torch.ones(k, dim)), 1)
+            return MixtureSameFamily(mix, comp)
+        """, "flows.py": FLOW.format(imports="from priors import gmm_prior", base="gmm_prior(4, dim)"),
+        "train.py": FLOW_TRAIN})
+    assert _codes(tmp_path, "priors.py") == [(6, "DEV201")]
+
+
+def test_base_of_a_flow_inside_a_trainer_class(tmp_path):
+    _project(tmp_path, {"trainer.py": """
+        import torch
+        import torch.nn as nn
+        from torch.distributions import Independent, Normal
+
+
+        class FlowTrainer:
+            def __init__(self, dim, device="cuda"):
+                self.device = torch.device(device)
+                self.flow = nn.Linear(dim, dim).to(self.device)
+                self.base = Independent(Normal(torch.zeros(dim), torch.ones(dim)), 1)
+
+            def nll(self, x):
+                z = self.flow(x.to(self.device))
+                return -self.base.log_prob(z).mean()
+
+
+        print(FlowTrainer(2).nll(torch.randn(8, 2)))
+        """})
+    assert _codes(tmp_path, "trainer.py") == [(10, "DEV201")]
+
+
+def test_base_from_the_flows_buffers_is_silent(tmp_path):
+    # the usual fix: the parameters are buffers (moved with the model), the distribution is built from them
+    _project(tmp_path, {"flows.py": FLOW.format(imports="from torch.distributions import Independent, Normal",
+                                               base="None").replace(
+        "        self.base = None\n",
+        "        self.register_buffer(\"loc\", torch.zeros(dim))\n        self.register_buffer(\"scale\", torch.ones(dim))\n").replace(
+        "return self.base.log_prob(z)", "return Independent(Normal(self.loc, self.scale), 1).log_prob(z)"),
+        "train.py": FLOW_TRAIN})
+    assert _codes(tmp_path, "flows.py") == []
+    assert _codes(tmp_path, "train.py") == []
+
+
+def test_base_made_on_the_models_device_is_silent(tmp_path):
+    _project(tmp_path, {"trainer.py": """
+        import torch
+        from torch.distributions import Independent, Normal
+
+
+        def nll(flow, x, device):
+            base = Independent(Normal(torch.zeros(2, device=device), torch.ones(2, device=device)), 1)
+            return -base.log_prob(flow(x.to(device))).mean()
+
+
+        print(nll(torch.nn.Linear(2, 2).cuda(), torch.randn(8, 2), "cuda"))
+        """})
+    assert _codes(tmp_path, "trainer.py") == []
+
+
+def test_latents_of_unknown_device_are_silent(tmp_path):
+    _project(tmp_path, {"score.py": """
+        import torch
+        from torch.distributions import Independent, Normal
+
+        base = Independent(Normal(torch.zeros(2), torch.ones(2)), 1)
+
+
+        def score(z):
+            return base.log_prob(z)
+        """})
+    assert _codes(tmp_path, "score.py") == []
+
+
+def test_scalar_base_parameters_are_silent(tmp_path):
+    # 0-dim cpu parameters (Python numbers) combine with cuda values
+    _project(tmp_path, {"score.py": """
+        import torch
+        from torch.distributions import Independent, Normal
+
+        base = Independent(Normal(torch.zeros(()), 1.0).expand([2]), 1)
+        print(base.log_prob(torch.randn(8, 2, device="cuda")))
+        """})
+    assert _codes(tmp_path, "score.py") == []
