@@ -61,6 +61,16 @@ def imports_torch_ecosystem(source: str, tree: ast.Module) -> bool:
                 sub = getattr(st, name, None)
                 if sub:
                     stack.extend(reversed(sub))
+    return "import_module" in source and _imports_by_name(tree)
+
+
+def _imports_by_name(tree: ast.Module) -> bool:
+    """`importlib.import_module("torch")` with a constant name: the same import as a statement."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and (getattr(n.func, "attr", None) or getattr(n.func, "id", None)) == "import_module" \
+                and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str) \
+                and n.args[0].value.split(".")[0] in TORCH_ECOSYSTEM:
+            return True
     return False
 
 

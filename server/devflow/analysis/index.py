@@ -103,6 +103,30 @@ def _runs_on_start(info: "ClassInfo", seen: set) -> bool:
         any(_runs_on_start(b, seen) for b in info.base_infos)
 
 
+# torch.distributions' base classes whose `sample(sample_shape)` is `with torch.no_grad(): return
+# self.rsample(sample_shape)`: a subclass that only implements rsample samples through it.
+_SAMPLES_BY_RSAMPLE = ("torch.distributions.Distribution", "torch.distributions.distribution.Distribution",
+                       "torch.distributions.ExponentialFamily", "torch.distributions.exp_family.ExponentialFamily")
+
+
+def sampled_by_rsample(info: "ClassInfo"):
+    """(def, owner) of the project `rsample` that `sample()` runs on an instance of `info`: a subclass of
+    torch.distributions.Distribution (an ml4gw prior, a truncated normal) that defines `rsample` and
+    not `sample`; None otherwise."""
+    if info.method("sample") is not None or not _library_base_in(info, _SAMPLES_BY_RSAMPLE, set()):
+        return None
+    return info.method("rsample")
+
+
+def _library_base_in(info: "ClassInfo", quals: tuple, seen: set) -> bool:
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    home = info.home
+    return any(home is not None and home.qualify(b) in quals for b in info.bases) or \
+        any(_library_base_in(b, quals, seen) for b in info.base_infos)
+
+
 def library_module_base(index: "FileIndex", base: str) -> bool:
     """A base class, as `index`'s file names it, that is a library's nn.Module."""
     q = index.qualify(base)

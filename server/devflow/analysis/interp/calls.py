@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
-from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, started_run
+from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, sampled_by_rsample, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
@@ -220,6 +220,9 @@ class Calls:
                 if attr == "start" and (run := started_run(obj.cls)) is not None:
                     # `worker.start()` of a Process / Thread subclass runs its own `run` (in the child)
                     return Val("func", func=FuncRef(run[0], None, run[1], "method"), bound=base)
+                if attr == "sample" and (rs := sampled_by_rsample(obj.cls)) is not None:
+                    # `prior.sample(shape)` of a Distribution subclass runs its own `rsample(shape)`
+                    return Val("func", func=FuncRef(rs[0], None, rs[1], "method"), bound=base)
             if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor(...)`
                 return component
             return Val("method", const=attr, bound=base)

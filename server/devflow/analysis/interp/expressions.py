@@ -102,6 +102,14 @@ class Expressions:
         v = self.eval(node, frame) if isinstance(node, (ast.Name, ast.Attribute)) else UNKNOWN
         return v.const if v.kind == "qual" else None
 
+    def qual_value(self, qual: str) -> Val:
+        """A dotted module name as a value: a project file's module when it is one, else the name."""
+        if self.project is not None:
+            pv = self.project_val(qual)
+            if pv is not None:
+                return pv
+        return Val("qual", const=qual)
+
     def qual_attr(self, qual: str, attr: str) -> Val:
         """`module.attr` of a dotted name: a project file's definition when it is one, else the name."""
         if self.project is not None:

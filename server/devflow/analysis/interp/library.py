@@ -85,6 +85,10 @@ class Library:
             dev = self.default_dev if self.default_dev.known else TOP
             return Val("module", obj=Obj("module", qual=q, dev=dev, origin=Origin(span_of(node), f"created at line {node.lineno}"),
                                          created_line=node.lineno))
+        if q == "importlib.import_module" and len(args) == 1 and "package" not in kwargs and args[0].kind == "const" \
+                and isinstance(args[0].const, str) and args[0].const and not args[0].const.startswith("."):
+            # `self._torch = importlib.import_module("torch")`: the module itself, as `import torch` names it
+            return self.qual_value(args[0].const)
         if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
             return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
         if q == "argparse.ArgumentParser":

@@ -137,6 +137,20 @@ def _places_at_construction(obj, dev: Dev, frame, recv_text: str) -> bool:
         and frame.env.get("self") is not None and frame.env["self"].obj is obj
 
 
+def _built_in_place_outside_forward(obj, frame) -> bool:
+    """A module constructed and called in one expression where DEV104 does not speak for it: DEV104
+    reports torch.nn layers built in code that a forward() runs; any other module (a torchmetrics metric,
+    a project class), or a torch.nn layer built outside every forward, is judged like a named one."""
+    if not (obj.qual or "").startswith("torch.nn."):
+        return True
+    f = frame
+    while f is not None:
+        if getattr(f.node, "name", "") == "forward":
+            return False
+        f = f.parent
+    return True
+
+
 class Modules:
     """Module objects: calls, moves and methods; methods of other heap objects."""
 
@@ -172,7 +186,12 @@ class Modules:
         if isinstance(node.func, ast.Call):
             if obj is not None and obj.dev is not None and any(
                     v.kind == "tensor" and definitely_differ(obj.dev, v.dev) for v, _ in arg_pairs):
-                return UNKNOWN  # DEV104 reports the module built in place; no cascade
+                if not _built_in_place_outside_forward(obj, frame):
+                    return UNKNOWN  # DEV104 reports the module built in place; no cascade
+                # `F1(num_classes=n)(preds, y)` in a training step: the fresh module holds its state where
+                # its constructor made it, exactly as if it had been named first
+                self.module_mix(node, mod, arg_pairs, frame, method)
+                return UNKNOWN
         elif self._runs_inside(obj, frame, method):
             # a project submodule called from its parent's code: PyTorch raises inside its forward, where a
             # parameter meets the input; said there

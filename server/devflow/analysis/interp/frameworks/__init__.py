@@ -62,6 +62,9 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
             return None
         if rest.startswith("distributions.") and last in F.DISTRIBUTIONS:
             return self.new_distribution(node, last, args, kwargs, frame)
+        if rest.startswith("distributions.") and last[:1].isupper() and \
+                (composite := self.composite_distribution(node, last, args, kwargs)) is not None:
+            return composite
         if rest.startswith("distributions.") and last in F.DIST_PAIR_FUNCTIONS:
             return self.distribution_pair(node, args, frame)
         if rest in F.CPU_LENGTHS:

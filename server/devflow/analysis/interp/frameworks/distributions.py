@@ -1,6 +1,7 @@
 """torch.distributions: a distribution keeps its parameters as tensors (Python numbers become 0-dim
 tensors on the default device); its samples, log-probabilities and statistics are on their device,
-and `log_prob(value)` / `cdf(value)` combine `value` with them."""
+and `log_prob(value)` / `cdf(value)` combine `value` with them. One built from other distributions
+(Independent, TransformedDistribution, MixtureSameFamily) computes with theirs."""
 
 from __future__ import annotations
 
@@ -47,6 +48,25 @@ class Distributions:
             obj.attrs[p] = v
         for p in F.DIST_TENSOR_PROPERTIES:
             obj.attrs[p] = Val("tensor", dev, org, scalar=scalar)
+        return Val("obj", obj=obj)
+
+    def composite_distribution(self, node, cls: str, args, kwargs) -> Val | None:
+        """`Independent(Normal(loc, scale), 1)`, `TransformedDistribution(base, transforms)`,
+        `MixtureSameFamily(mix, components)`: a distribution built from other distributions computes
+        with their parameters, so it is where they are (unknown when they are not all on one device).
+        None when no argument is a distribution (a transform, a constraint: the ordinary rules apply)."""
+        parts = [v.obj for v in [*args, *kwargs.values()] if v.kind == "obj" and v.obj is not None and v.obj.kind == "distribution"]
+        if not parts:
+            return None
+        if "__opaque__" in kwargs:
+            return UNKNOWN
+        dev = parts[0].dev
+        if dev is None or dev is TOP or not dev.known or any(p.dev != dev for p in parts[1:]):
+            return UNKNOWN
+        obj = Obj("distribution", qual=f"torch.distributions.{cls}", dev=dev, origin=parts[0].origin)
+        obj.scalar = all(getattr(p, "scalar", False) for p in parts)  # type: ignore[attr-defined]
+        for p in F.DIST_TENSOR_PROPERTIES:
+            obj.attrs[p] = Val("tensor", dev, parts[0].origin, scalar=obj.scalar)
         return Val("obj", obj=obj)
 
     def distribution_pair(self, node, args, frame) -> Val:
