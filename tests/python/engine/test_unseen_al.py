@@ -252,3 +252,143 @@ def test_unknown_device_stays_silent():
     def serve(device, values):
         return Service(True, device).handle(values)
     """) == []
+
+
+# -- tracing bakes a cast to a tensor's device -----------------------------------------------------------
+
+_CASTING = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class MyModel(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 20, 5)
+            self.conv2 = nn.Conv2d(20, 20, 5)
+
+        def forward(self, x):
+            x = x.to(self.conv1.weight.device)
+            x = F.relu(self.conv1(x))
+            return F.relu(self.conv2(x))
+"""
+
+
+def test_traced_cast_then_module_moved():
+    assert _codes(_CASTING + """
+
+    model = MyModel()
+    x = torch.zeros([1, 3, 32, 32])
+    ts = torch.jit.trace(model, x)
+    ts.to("cuda")
+    y = ts(x)
+    """) == [(23, "DEV207")]
+
+
+def test_traced_cast_in_a_method_forward_calls_and_cuda_input():
+    assert _codes("""
+    import torch
+    import torch.nn as nn
+
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Conv2d(3, 8, 3)
+
+        def preprocess(self, images):
+            return images.to(device=self.backbone.weight.device)
+
+        def forward(self, images):
+            return self.backbone(self.preprocess(images))
+
+
+    detector = Detector().eval()
+    exported = torch.jit.trace(detector, torch.rand(1, 3, 64, 64))
+    exported = exported.cuda()
+    exported(torch.rand(1, 3, 64, 64).cuda())
+    """) == [(21, "DEV207")]
+
+
+def test_traced_cast_through_a_plain_helper_split_into_files(tmp_path):
+    _project(tmp_path, {
+        "wrappers.py": """
+            import torch
+
+
+            def move_device_like(src, dst):
+                return src.to(dst.device)
+        """,
+        "model.py": _CASTING.replace("x = x.to(self.conv1.weight.device)", "x = move_device_like(x, self.conv1.weight)")
+                            .replace("import torch.nn.functional as F", "import torch.nn.functional as F\n\n    from wrappers import move_device_like"),
+        "export.py": """
+            import torch
+
+            from model import MyModel
+
+
+            class Exporter:
+                def __init__(self, model):
+                    self.model = model
+
+                def export(self, example):
+                    return torch.jit.trace(self.model, example)
+
+
+            ts = Exporter(MyModel()).export(torch.zeros([1, 3, 32, 32]))
+            ts.to("cuda")
+            ts(torch.zeros([1, 3, 32, 32]).cuda())
+        """,
+    })
+    assert _file_codes(tmp_path, "export.py") == [(17, "DEV207")]
+
+
+def test_scripted_cast_is_read_at_run_time():
+    assert _codes(_CASTING.replace("x = x.to(self.conv1.weight.device)", "x = move_device_like(x, self.conv1.weight)") + """
+
+    @torch.jit.script_if_tracing
+    def move_device_like(src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+        return src.to(dst.device)
+
+
+    model = MyModel()
+    x = torch.zeros([1, 3, 32, 32])
+    ts = torch.jit.trace(model, x)
+    ts.to("cuda")
+    y = ts(x)
+    """) == []
+
+
+def test_traced_on_the_device_it_runs_on():
+    assert _codes(_CASTING + """
+
+    model = MyModel().to("cuda")
+    x = torch.zeros([1, 3, 32, 32])
+    ts = torch.jit.trace(model, x.to("cuda"))
+    y = ts(x)
+    """) == []
+
+
+def test_traced_cast_moved_to_an_unknown_device_stays_silent():
+    assert _codes(_CASTING + """
+
+    def deploy(device):
+        ts = torch.jit.trace(MyModel(), torch.zeros([1, 3, 32, 32]))
+        ts.to(device)
+        return ts(torch.zeros([1, 3, 32, 32]))
+    """) == []
+
+
+def test_helper_that_moves_the_input_is_a_move_on_entry():
+    # not traced: the helper moves the cpu input to the model's device, so nothing mixes
+    assert _codes(_CASTING.replace("x = x.to(self.conv1.weight.device)", "x = move_device_like(x, self.conv1.weight)") + """
+
+    def move_device_like(src, dst):
+        \"\"\"Tensor.to(device=dst.device).\"\"\"
+        return src.to(dst.device)
+
+
+    model = MyModel().cuda()
+    y = model(torch.zeros([1, 3, 32, 32]))
+    """) == []
