@@ -11,6 +11,18 @@ tooling (inference wrappers, evaluation scripts, tracing and export).
   `AgentLMInfer.chat`, where the tokenizer's cpu `input_ids` meet the bitsandbytes model loaded onto the
   GPU (DEV202, BadAgent#7). A class that may supply members otherwise (a library base, `__getattr__`)
   keeps the call unknown.
+- torch.jit.trace records a device read from a tensor as a constant (a device is not a tensor): a cast in
+  forward() to a tensor's device (`x = x.to(self.conv1.weight.device)`, detectron2's way to take cpu inputs)
+  keeps casting to the trace-time device, so once the traced module is moved elsewhere its parameters meet
+  its own cast input, whatever the caller passes (DEV207, detectron2#4132). The tracer runs through the
+  plain project functions forward() calls, but a function compiled by a torch.jit decorator
+  (`@torch.jit.script_if_tracing`) is scripted: its devices stay run-time values.
+- A project helper that returns its argument moved (`def move_device_like(src, dst): return src.to(dst.device)`)
+  used as forward()'s first use of the input (`x = move_device_like(x, self.conv1.weight)`) moves the caller's
+  input as `x = x.to(...)` does: no mix with a cpu input (the fixed twin's false alarm).
+- torch.jit.trace runs the module once on its example inputs: a model on the GPU traced with a cpu example
+  fails at the trace (`model.cuda(); torch.jit.trace(model, torch.rand(...))`), as `SummaryWriter.add_graph`
+  does.
 """
 
 from __future__ import annotations
@@ -391,4 +403,95 @@ def test_helper_that_moves_the_input_is_a_move_on_entry():
 
     model = MyModel().cuda()
     y = model(torch.zeros([1, 3, 32, 32]))
+    """) == []
+
+
+# -- tracing runs the module on its example inputs --------------------------------------------------------
+
+_NET = """
+    import torch
+    import torch.nn as nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(16, 4)
+
+        def forward(self, x, mask=None):
+            return self.fc(x) if mask is None else self.fc(x) * mask
+"""
+
+
+def test_trace_runs_the_model_on_a_cpu_example():
+    assert _codes(_NET + """
+
+    model = Net().cuda().eval()
+    example = torch.rand(1, 16)
+    traced = torch.jit.trace(model, example)
+    traced.save("net.pt")
+    """) == [(16, "DEV201")]
+
+
+def test_trace_in_an_export_helper_with_a_tuple_example():
+    assert _codes(_NET + """
+
+    def export(net, path):
+        dummy = (torch.rand(2, 16), torch.ones(2, 4))
+        torch.jit.trace(net, dummy).save(path)
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    export(Net().to(device), "net.pt")
+    """) == [(16, "DEV201"), (16, "DEV201")]  # the input and the mask, both made on the cpu
+
+
+def test_trace_split_into_files(tmp_path):
+    _project(tmp_path, {
+        "net.py": _NET,
+        "convert.py": """
+            import torch
+
+            from net import Net
+
+
+            class Converter:
+                def __init__(self, device):
+                    self.model = Net().to(device)
+
+                def to_torchscript(self, path):
+                    sample = torch.randn(1, 16)
+                    torch.jit.trace(self.model, sample).save(path)
+
+
+            if __name__ == "__main__":
+                Converter("cuda").to_torchscript("net.pt")
+        """,
+    })
+    assert _file_codes(tmp_path, "convert.py") == [(12, "DEV201")]
+
+
+def test_trace_with_the_example_on_the_model_device_is_silent():
+    assert _codes(_NET + """
+
+    model = Net().cuda().eval()
+    example = torch.rand(1, 16).cuda()
+    torch.jit.trace(model, example).save("net.pt")
+    """) == []
+
+
+def test_trace_before_the_move_is_silent():
+    assert _codes(_NET + """
+
+    model = Net().eval()
+    traced = torch.jit.trace(model, torch.rand(1, 16))
+    traced.to("cuda")
+    """) == []
+
+
+def test_trace_of_a_model_on_an_unknown_device_is_silent():
+    assert _codes(_NET + """
+
+    def export(net, device, path):
+        torch.jit.trace(net.to(device), torch.rand(1, 16)).save(path)
     """) == []

@@ -39,6 +39,12 @@ class Tracing:
         example, example_node = arg(spec["inputs"], spec["inputs_param"])
         if mod is None or example is None or mod.kind != "module":
             return UNKNOWN
+        self._run_on_example(node, mod, mod_node, example, example_node, frame)
+        return Val("const", const=None)
+
+    def _run_on_example(self, node, mod: Val, mod_node, example: Val, example_node, frame) -> None:
+        """Tracing calls the module on the example inputs (a tuple of them is spread) where they are: the
+        call `model(*example)`, written where the user asked for the trace."""
         if example.kind == "obj" and example.obj is not None and example.obj.kind in ("tuple", "list"):
             inputs = list(example.obj.items)
             elts = example_node.elts if isinstance(example_node, (ast.Tuple, ast.List)) and \
@@ -52,13 +58,19 @@ class Tracing:
             call = calls[id(node)] = ast.copy_location(ast.Call(func=mod_node, args=elts, keywords=[]), node)
             call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
         self.call_module(call, mod, inputs, {}, frame)
-        return Val("const", const=None)
 
-    def trace_call(self, node, args, kwargs) -> Val:
+    def trace_call(self, node, args, kwargs, frame) -> Val:
         mod = args[0] if args else kwargs.get("func", kwargs.get("mod"))
         example = args[1] if len(args) > 1 else kwargs.get("example_inputs")
         if mod is None or example is None:
             return UNKNOWN
+        if mod.kind == "module" and not self.standalone and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+            # the tracer runs the module once on the example: a model on one device and an example on another
+            # fail right here (`model.cuda(); torch.jit.trace(model, torch.rand(1, 3, 224, 224))`)
+            mod_node = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg in ("func", "mod"))
+            example_node = node.args[1] if len(node.args) > 1 else next(
+                k.value for k in node.keywords if k.arg == "example_inputs")
+            self._run_on_example(node, mod, mod_node, example, example_node, frame)
         fn = mod.func if mod.kind == "func" and mod.bound is None and mod.func is not None \
             and getattr(mod.func, "kind", "") == "function" else None
         if fn is None and (mod.kind != "module" or mod.obj is None or mod.obj.cls is None):
