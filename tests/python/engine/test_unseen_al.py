@@ -495,3 +495,23 @@ def test_trace_of_a_model_on_an_unknown_device_is_silent():
     def export(net, device, path):
         torch.jit.trace(net.to(device), torch.rand(1, 16)).save(path)
     """) == []
+
+
+def test_traced_cast_saved_and_loaded_onto_the_gpu():
+    assert _codes(_CASTING + """
+
+    ts = torch.jit.trace(MyModel(), torch.zeros([1, 3, 32, 32]))
+    ts.save("model.ts")
+    served = torch.jit.load("model.ts", map_location="cuda")
+    served(torch.zeros([1, 3, 32, 32]))
+    """) == [(22, "DEV207")]
+
+
+def test_traced_cast_loaded_on_the_trace_device_takes_any_input():
+    assert _codes(_CASTING + """
+
+    model = MyModel().cuda()
+    torch.jit.trace(model, torch.zeros([1, 3, 32, 32], device="cuda")).save("model.ts")
+    served = torch.jit.load("model.ts", map_location="cuda")
+    served(torch.zeros([1, 3, 32, 32]))
+    """) == []

@@ -95,10 +95,6 @@ class Tracing:
         org = Origin(span_of(node), f"traced at line {node.lineno} with example inputs on {dev.render()}")
         obj = Obj("module", qual="torch.jit.trace", dev=src.dev, origin=src.origin, moved=src.moved,
                   created_line=node.lineno, training=src.training)
-        if cast is not None:
-            # the trace holds the module's own parameters and submodules, and runs its forward() where the
-            # cast still reads the trace-time device: on that device it behaves as the module does
-            obj.cls, obj.attrs, obj.children, obj.buffers = src.cls, src.attrs, src.children, src.buffers
         obj.traced = (dev, org, baked or cast)  # type: ignore[attr-defined]
         obj.traced_cast = cast is not None  # type: ignore[attr-defined]
         return Val("module", obj=obj)
@@ -201,11 +197,12 @@ class Tracing:
         return False
 
     def _baked_cast_call(self, node, obj) -> bool:
-        """A traced module whose forward() casts its input to a tensor's device, called after the module was
-        moved off the trace-time device: the input is cast to the trace-time device and meets the parameters."""
+        """A traced module whose forward() casts its input to a tensor's device. Called after the module was
+        moved off the trace-time device, the input is cast to the trace-time device and meets the parameters;
+        on that device, any input is cast to where the parameters are: nothing else to check (True either way)."""
         dev, org, (cast, _index) = obj.traced
         if obj.dev is None or not obj.dev.known or not definitely_differ(dev, obj.dev):
-            return False
+            return True
         key = ("traced", span_of(node))
         if key in self.mix_origins:
             return True
