@@ -515,3 +515,37 @@ def test_traced_cast_loaded_on_the_trace_device_takes_any_input():
     served = torch.jit.load("model.ts", map_location="cuda")
     served(torch.zeros([1, 3, 32, 32]))
     """) == []
+
+
+def test_helper_that_moves_the_input_imported_from_another_file(tmp_path):
+    _project(tmp_path, {
+        "layers/__init__.py": "",
+        "layers/wrappers.py": """
+            def move_device_like(src, dst):
+                return src.to(dst.device)
+        """,
+        "model.py": _CASTING.replace("x = x.to(self.conv1.weight.device)", "x = move_device_like(x, self.conv1.weight)")
+                            .replace("import torch.nn.functional as F", "import torch.nn.functional as F\n\n    from layers.wrappers import move_device_like"),
+        "serve.py": """
+            import torch
+
+            from model import MyModel
+
+            model = MyModel().cuda().eval()
+            print(model(torch.zeros([1, 3, 32, 32])))
+        """,
+    })
+    assert _file_codes(tmp_path, "serve.py") == []
+
+
+def test_helper_that_casts_a_dtype_is_no_move():
+    # `src.to(dst.dtype)` keeps the input where it is: the cpu input still meets the cuda weights
+    assert _codes(_CASTING.replace("x = x.to(self.conv1.weight.device)", "x = like(x, self.conv1.weight)") + """
+
+    def like(src, dst):
+        return src.to(dst.dtype)
+
+
+    model = MyModel().cuda()
+    y = model(torch.zeros([1, 3, 32, 32]))
+    """) == [(24, "DEV201")]
