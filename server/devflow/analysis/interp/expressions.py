@@ -15,6 +15,7 @@ from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
 from devflow.analysis.interp.hf_processors import sub_processor
+from devflow.analysis.interp.missing_members import lacks_member
 from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
 from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -203,6 +204,11 @@ class Expressions:
         """`backend.vectorize` of one of several objects (`instances_of_choice`): their methods as a choice
         (a call runs each), else the join of their attributes over the paths."""
         vals = [self.e_Attribute_from(item, node) for item in choice.obj.items]
+        # an object whose plain project class has no such member raises there: that path ends, the others go on
+        vals = [v for v, item in zip(vals, choice.obj.items)
+                if not (v.kind == "method" and lacks_member(item.obj.cls, node.attr))] or vals
+        if len(vals) == 1 and vals[0].kind != "method":
+            return vals[0]
         if all(v.kind == "func" for v in vals):
             return Val("obj", obj=Obj("choice", items=vals))
         if any(v.kind == "method" for v in vals):

@@ -70,7 +70,7 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
         if rest in F.CPU_LENGTHS:
             return self.pack_call(node, rest, args, kwargs, frame)
         if rest in F.TRACE_FUNCTIONS:
-            return self.trace_call(node, args, kwargs)
+            return self.trace_call(node, args, kwargs, frame)
         if q in F.MODULE_RUNNERS:
             return Val("obj", obj=Obj("runner", qual=q))  # `SummaryWriter("runs")`: its add_graph runs a model
         if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["save"] and len(args) >= 2:

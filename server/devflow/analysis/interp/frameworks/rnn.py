@@ -13,6 +13,7 @@ from devflow.analysis.index import FileIndex
 from devflow.analysis.lattice import CPU, concrete, definitely_differ
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.movers import moved_param, project_function
 
 # Uses of an input that do not combine it with another tensor: moves, and metadata reads.
 _DEVICE_FREE_ATTRS = frozenset({"to", "cpu", "cuda", "tolist", "item", "numpy", "size", "shape", "dim", "ndim",
@@ -120,10 +121,23 @@ class PackedSequences:
                 if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(st)):
                     return False  # rebound before it is read
                 continue
-            return isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                and st.targets[0].id == name and all(self._device_free_use(u, parents, obj) for u in loads) \
+            if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+                    and st.targets[0].id == name):
+                return False
+            if self._moved_by_helper(st.value, name, obj):
+                return True  # `x = move_device_like(x, self.conv.weight)`
+            return all(self._device_free_use(u, parents, obj) for u in loads) \
                 and any(isinstance(parents.get(id(u)), ast.Attribute) and parents[id(u)].attr in ("to", "cuda") for u in loads)
         return False
+
+    def _moved_by_helper(self, value, name: str, obj) -> bool:
+        """`helper(x, ...)` where `helper` is a project function of the module's file returning that argument moved."""
+        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)) or obj is None or obj.cls is None:
+            return False
+        found = project_function(self, value.func.id, obj.cls.home)
+        pos = moved_param(*found) if found is not None else None
+        return pos is not None and pos < len(value.args) and isinstance(value.args[pos], ast.Name) \
+            and value.args[pos].id == name
 
     def _device_free_use(self, u: ast.Name, parents: dict, obj=None) -> bool:
         p = parents.get(id(u))

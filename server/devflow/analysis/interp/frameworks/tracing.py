@@ -2,7 +2,10 @@
 (`torch.zeros(n)`, and `torch.zeros(n, device=x.device)` alike): the traced module builds them on the
 trace-time device forever. Run on inputs on another device (after `.to(cuda)`, or traced on cuda and
 run on the cpu), they meet the inputs there. A traced plain function (`torch.jit.trace(fn, example)`)
-bakes the factories of its body alike."""
+bakes the factories of its body alike. A cast to a tensor's device in forward() (`x = x.to(self.conv.weight.device)`,
+detectron2's way to accept cpu inputs) is baked the same way (a device is not a tensor, so the tracer records
+its value): the traced module keeps casting to the trace-time device, so once the module itself is moved
+elsewhere its parameters meet the cast input, whatever device the caller's input is on."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ from devflow.analysis.index import FileIndex
 from devflow.analysis.lattice import definitely_differ, join
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.movers import project_function
 
 
 class Tracing:
@@ -35,6 +39,12 @@ class Tracing:
         example, example_node = arg(spec["inputs"], spec["inputs_param"])
         if mod is None or example is None or mod.kind != "module":
             return UNKNOWN
+        self._run_on_example(node, mod, mod_node, example, example_node, frame)
+        return Val("const", const=None)
+
+    def _run_on_example(self, node, mod: Val, mod_node, example: Val, example_node, frame) -> None:
+        """Tracing calls the module on the example inputs (a tuple of them is spread) where they are: the
+        call `model(*example)`, written where the user asked for the trace."""
         if example.kind == "obj" and example.obj is not None and example.obj.kind in ("tuple", "list"):
             inputs = list(example.obj.items)
             elts = example_node.elts if isinstance(example_node, (ast.Tuple, ast.List)) and \
@@ -48,13 +58,19 @@ class Tracing:
             call = calls[id(node)] = ast.copy_location(ast.Call(func=mod_node, args=elts, keywords=[]), node)
             call.end_lineno, call.end_col_offset = node.end_lineno, node.end_col_offset
         self.call_module(call, mod, inputs, {}, frame)
-        return Val("const", const=None)
 
-    def trace_call(self, node, args, kwargs) -> Val:
+    def trace_call(self, node, args, kwargs, frame) -> Val:
         mod = args[0] if args else kwargs.get("func", kwargs.get("mod"))
         example = args[1] if len(args) > 1 else kwargs.get("example_inputs")
         if mod is None or example is None:
             return UNKNOWN
+        if mod.kind == "module" and not self.standalone and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+            # the tracer runs the module once on the example: a model on one device and an example on another
+            # fail right here (`model.cuda(); torch.jit.trace(model, torch.rand(1, 3, 224, 224))`)
+            mod_node = node.args[0] if node.args else next(k.value for k in node.keywords if k.arg in ("func", "mod"))
+            example_node = node.args[1] if len(node.args) > 1 else next(
+                k.value for k in node.keywords if k.arg == "example_inputs")
+            self._run_on_example(node, mod, mod_node, example, example_node, frame)
         fn = mod.func if mod.kind == "func" and mod.bound is None and mod.func is not None \
             and getattr(mod.func, "kind", "") == "function" else None
         if fn is None and (mod.kind != "module" or mod.obj is None or mod.obj.cls is None):
@@ -67,7 +83,8 @@ class Tracing:
         if dev is None or not dev.known:
             return UNKNOWN
         baked = self._built_in_function(fn) if fn is not None else self._built_in_forward(mod.obj.cls)
-        if baked is None:
+        cast = self._cast_in_forward(mod.obj.cls) if fn is None and baked is None else None
+        if baked is None and cast is None:
             return mod  # nothing device-dependent recorded: the trace runs wherever its parameters are
         if fn is not None:
             traced = Obj("traced", qual="torch.jit.trace", created_line=node.lineno)
@@ -78,7 +95,8 @@ class Tracing:
         org = Origin(span_of(node), f"traced at line {node.lineno} with example inputs on {dev.render()}")
         obj = Obj("module", qual="torch.jit.trace", dev=src.dev, origin=src.origin, moved=src.moved,
                   created_line=node.lineno, training=src.training)
-        obj.traced = (dev, org, baked)  # type: ignore[attr-defined]
+        obj.traced = (dev, org, baked or cast)  # type: ignore[attr-defined]
+        obj.traced_cast = cast is not None  # type: ignore[attr-defined]
         return Val("module", obj=obj)
 
     def trace_saved(self, mod: Val, path: Val) -> None:
@@ -103,6 +121,7 @@ class Tracing:
         obj = Obj("module", qual="torch.jit.load", dev=dev, created_line=node.lineno, training=src.training,
                   origin=Origin(span_of(node), f"loaded at line {node.lineno} from the trace saved to {path.const!r}"))
         obj.traced = src.traced  # type: ignore[attr-defined]
+        obj.traced_cast = getattr(src, "traced_cast", False)  # type: ignore[attr-defined]
         return Val("module", obj=obj)
 
     def _built_in_function(self, fref):
@@ -117,6 +136,18 @@ class Tracing:
 
     def _built_in_forward(self, cls):
         """The first torch factory call in forward() (or a method it calls on self): a tensor the trace bakes."""
+        return self._first_in_forward(cls, _is_factory)
+
+    def _cast_in_forward(self, cls):
+        """The first `t.to(u.device)` / `t.to(device=u.device)` in forward() (or a method it calls on self): a
+        cast to a device read from a tensor at run time, which the trace records as the trace-time device."""
+        return self._first_in_forward(cls, lambda call, _index: _cast_to_tensor_device(call))
+
+    def _first_in_forward(self, cls, wanted):
+        """The first call in forward() (or a method it calls on self, or a plain function of the class's file
+        it calls: the tracer runs through them) that `wanted(call, index)` accepts. A function compiled by a
+        torch.jit decorator (`@torch.jit.script_if_tracing`) is scripted, not traced: its devices stay
+        run-time values."""
         found = cls.method("forward")
         if found is None:
             return None
@@ -130,18 +161,23 @@ class Tracing:
             for n in ast.walk(fn):
                 if not isinstance(n, ast.Call):
                     continue
-                q = index.qualify(FileIndex.dotted(n.func) or "")
-                if q.startswith("torch.") and q[6:] in T.FACTORIES:
+                if wanted(n, index):
                     return n, index
                 f = n.func
                 if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
                     m = cls.method(f.attr)
                     if m is not None:
                         fns.append(m)
+                elif isinstance(f, ast.Name) and owner.home is not None:
+                    helper = project_function(self, f.id, owner.home)
+                    if helper is not None and not helper[0].decorator_list:
+                        fns.append((helper[0], _Home(helper[1])))
         return None
 
     def traced_call(self, node, obj, arg_pairs, frame) -> bool:
         dev, org, (baked, _index) = obj.traced
+        if getattr(obj, "traced_cast", False):
+            return self._baked_cast_call(node, obj)
         for v, t in arg_pairs:
             if v.kind != "tensor" or v.dev is None or not v.dev.known or v.scalar or not definitely_differ(dev, v.dev):
                 continue
@@ -159,3 +195,46 @@ class Tracing:
                              f"{'' if fn else ' (after moving the model)'}", related, None))
             return True
         return False
+
+    def _baked_cast_call(self, node, obj) -> bool:
+        """A traced module whose forward() casts its input to a tensor's device. Called after the module was
+        moved off the trace-time device, the input is cast to the trace-time device and meets the parameters;
+        on that device, any input is cast to where the parameters are: nothing else to check (True either way)."""
+        dev, org, (cast, _index) = obj.traced
+        if obj.dev is None or not obj.dev.known or not definitely_differ(dev, obj.dev):
+            return True
+        key = ("traced", span_of(node))
+        if key in self.mix_origins:
+            return True
+        self.mix_origins.add(key)
+        where = obj.moved or obj.origin
+        related = [(org.span, org.reason), (span_of(cast), f"casts to {dev.render()} at every call of the traced module")]
+        if where is not None:
+            related.append((where.span, where.reason))
+        self.add(Finding("DEV207", span_of(node),
+                         f"`{self.text(node.func)}` is on {obj.dev.render()} but the module was {org.reason}: forward() "
+                         f"casts its input with `{self.text(cast)}` at line {cast.lineno}, baked into the trace as "
+                         f"{dev.render()}, so its parameters meet an input on {dev.render()}; trace the module on "
+                         f"{obj.dev.render()} (after moving it) or script the cast", related, None))
+        return True
+
+
+class _Home:
+    """The file a followed helper function lives in, where `_first_in_forward` expects a class."""
+
+    def __init__(self, home):
+        self.home = home
+
+
+def _is_factory(call: ast.Call, index) -> bool:
+    q = index.qualify(FileIndex.dotted(call.func) or "")
+    return q.startswith("torch.") and q[6:] in T.FACTORIES
+
+
+def _cast_to_tensor_device(call: ast.Call) -> bool:
+    """`t.to(u.device)` / `t.to(device=u.device)`: a cast whose device is read from a tensor when it runs."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr == "to"):
+        return False
+    target = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "device"), None)
+    return isinstance(target, ast.Attribute) and target.attr == "device"
