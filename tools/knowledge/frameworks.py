@@ -207,16 +207,18 @@ def _distributed() -> dict:
             "object_collectives_use_current_device": current}
 
 
-def _module_runners(sub: str = "utils") -> dict:
+def _module_runners(subs: tuple = ("utils", "onnx", "export", "jit")) -> dict:
     """torch's own functions and methods that run a module they are given on inputs they are given: they
-    hand both to torch.jit.trace, directly or through a helper of the package (ast scan of the installed
-    torch's `torch/<sub>` sources, never imported: `SummaryWriter.add_graph(model, input_to_model)` traces
-    through `_pytorch_graph.graph`). Positions count the arguments after self."""
+    hand both to a tracer (torch.jit.trace, the jit's graph tracer, torch.export.export), directly or
+    through a helper of the package (ast scan of the installed torch's `torch/<sub>` sources, never
+    imported: `SummaryWriter.add_graph(model, input_to_model)` traces through `_pytorch_graph.graph`,
+    `torch.onnx.export(model, args, f)` through the exporter's capture). Positions count the arguments
+    after self. Public methods by class, public module-level functions by name."""
     import torch
 
     root = Path(torch.__file__).parent
     files = {}
-    for p in sorted((root / sub).rglob("*.py")):
+    for p in sorted(p for sub in subs for p in (root / sub).rglob("*.py")):
         parts = list(p.relative_to(root).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         mod = ".".join(["torch"] + (parts[:-1] if is_pkg else parts))
@@ -259,7 +261,9 @@ def _module_runners(sub: str = "utils") -> dict:
             return imports_of[mod][head] + ("." + rest if rest else "")
         return f"{mod}.{d}" if f"{mod}.{d}" in funcs else d
 
-    runners = {"torch.jit.trace": (0, 1), "torch.jit._trace.trace": (0, 1)}
+    # the tracers: each runs the module on the example inputs (devices kept, so a mix fails there)
+    runners = {"torch.jit.trace": (0, 1), "torch.jit._trace.trace": (0, 1), "torch.jit._get_trace_graph": (0, 1),
+               "torch.jit._trace._get_trace_graph": (0, 1), "torch.export.export": (0, 1)}
     changed = True
     while changed:  # to a fixpoint: a helper that traces makes its callers runners too
         changed = False
@@ -281,10 +285,15 @@ def _module_runners(sub: str = "utils") -> dict:
             fn = funcs[q][0]
             names = [a.arg for a in fn.args.posonlyargs + fn.args.args][1:]
             classes.setdefault(cls, {})[meth] = {"module": m, "inputs": i, "module_param": names[m], "inputs_param": names[i]}
+    functions: dict = {}
+    for q, (m, i) in sorted(runners.items()):
+        if q in funcs and not funcs[q][2] and not any(part.startswith("_") for part in q.split(".")):
+            names = [a.arg for a in funcs[q][0].args.posonlyargs + funcs[q][0].args.args]
+            functions[q] = {"module": m, "inputs": i, "module_param": names[m], "inputs_param": names[i]}
     # the names a package re-exports those classes under (`torch.utils.tensorboard.SummaryWriter`)
     aliases = {f"{mod}.{name}": target for mod, (_, is_pkg) in files.items() if is_pkg
                for name, target in imports_of[mod].items() if target in classes}
-    return {"classes": classes, "aliases": aliases}
+    return {"classes": classes, "aliases": aliases, "functions": functions}
 
 
 def torch_tables() -> dict:

@@ -45,6 +45,9 @@ TRACE_ARCHIVE = _F["trace"].get("archive", {}) if _F["trace"]["bakes_devices"] a
 _RUNNERS = _F.get("module_runners", {})
 MODULE_RUNNERS = {**_RUNNERS.get("classes", {}),
                   **{a: _RUNNERS["classes"][t] for a, t in _RUNNERS.get("aliases", {}).items() if t in _RUNNERS.get("classes", {})}}
+# torch's functions that run a module on example inputs they are given (`torch.onnx.export(model, args, f)`,
+# `torch.export.export(mod, args)`): qualified name -> the same spec, positions from the first argument.
+MODULE_RUNNER_FUNCTIONS = _RUNNERS.get("functions", {})
 
 # Lightning: the LightningModule classes, and its hooks by when they see the batch relative to the
 # Trainer's transfer to the module's device.

@@ -73,6 +73,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
             return self.trace_call(node, args, kwargs, frame)
         if q in F.MODULE_RUNNERS:
             return Val("obj", obj=Obj("runner", qual=q))  # `SummaryWriter("runs")`: its add_graph runs a model
+        if q in F.MODULE_RUNNER_FUNCTIONS:
+            return self.run_module_runner(node, F.MODULE_RUNNER_FUNCTIONS[q], args, kwargs, frame)
         if F.TRACE_ARCHIVE and rest == F.TRACE_ARCHIVE["save"] and len(args) >= 2:
             self.trace_saved(args[0], args[1])
             return None

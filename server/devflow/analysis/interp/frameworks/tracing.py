@@ -25,7 +25,11 @@ class Tracing:
     def run_traced_model(self, node, runner: Obj, name: str, args, kwargs, frame) -> Val:
         """`writer.add_graph(model, example)`: torch traces the model, calling it on the example inputs
         (a tuple of them is spread) where they are; a model on another device fails there."""
-        spec = F.MODULE_RUNNERS.get(runner.qual, {}).get(name)
+        return self.run_module_runner(node, F.MODULE_RUNNERS.get(runner.qual, {}).get(name), args, kwargs, frame)
+
+    def run_module_runner(self, node, spec, args, kwargs, frame) -> Val:
+        """A runner's call (`writer.add_graph(model, example)`, `torch.onnx.export(model, example, f)`):
+        the model runs on the example where both are."""
         if spec is None or self.standalone:
             return UNKNOWN
 
