@@ -130,6 +130,7 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "processor_modalities": frameworks.processor_modalities(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},
             "tokenizers": {"tiktoken": tensor_libraries.tiktoken(_wheel("tiktoken", tl["tiktoken"]))},
+            "tokenizer_int_methods": {"transformers": tensor_libraries.hf_tokenizer_int_methods(_wheel("transformers", hf))},
             "batch_iterators": {f"{lib} {v}": tensor_libraries.device_iterators(_wheel(lib, v))
                                 for lib, vs in pins.BATCH_ITERATORS.items() for v in vs},
             "dataset_loaders": {lib: frameworks.dataset_loaders(_wheel(lib, v), lib) for lib, v in pins.DATASET_LOADERS.items()},

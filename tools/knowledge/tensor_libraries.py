@@ -90,6 +90,43 @@ def tiktoken(wheel: Path) -> dict:
     return {"constructors": sorted(constructors), "class": "tiktoken.Encoding", "int_methods": sorted(int_methods)}
 
 
+def _alternatives(a: ast.expr) -> list[ast.expr]:
+    """`int | list[int]` and `Union[int, List[int]]` -> their alternatives; anything else -> itself."""
+    if isinstance(a, ast.BinOp) and isinstance(a.op, ast.BitOr):
+        return _alternatives(a.left) + _alternatives(a.right)
+    if isinstance(a, ast.Subscript) and ast.unparse(a.value).replace("typing.", "") == "Union":
+        elts = a.slice.elts if isinstance(a.slice, ast.Tuple) else [a.slice]
+        return [x for e in elts for x in _alternatives(e)]
+    return [a]
+
+
+def hf_tokenizer_int_methods(wheel: Path) -> dict:
+    """transformers' tokenizer methods that give Python ints, by their return annotations in the base tokenizer
+    modules (`tokenization_utils*.py`): "list" when the result is a list of ints (`encode`,
+    `get_special_tokens_mask`), "int_or_list" when an int or a list of them (`convert_tokens_to_ids`: an int
+    for one token, a list for a list of tokens). A tensor made of either is on the cpu. Properties are left out."""
+    found: dict[str, str] = {}
+    with zipfile.ZipFile(wheel) as z:
+        for name in sorted(z.namelist()):
+            if not name.startswith("transformers/tokenization_utils") or not name.endswith(".py"):
+                continue
+            for cls in ast.parse(z.read(name).decode("utf-8", "replace")).body:
+                if not isinstance(cls, ast.ClassDef):
+                    continue
+                for f in cls.body:
+                    if not isinstance(f, ast.FunctionDef) or f.name.startswith("_") or f.returns is None or \
+                            any(ast.unparse(d) == "property" or ast.unparse(d).endswith(".setter") for d in f.decorator_list):
+                        continue
+                    alts = _alternatives(f.returns)
+                    if not all(_annotation_is_ints(x) for x in alts) or all(ast.unparse(x) == "int" for x in alts):
+                        continue
+                    kind = "list" if all(ast.unparse(x) != "int" for x in alts) else "int_or_list"
+                    if found.get(f.name, kind) != kind:
+                        kind = "int_or_list"
+                    found[f.name] = kind
+    return dict(sorted(found.items()))
+
+
 # ---------------------------------------------------------------- batch iterators taking device=
 
 def _uses_self_device(call: ast.Call) -> bool:

@@ -117,6 +117,8 @@ SAME_DEVICE_FUNCTIONS = {q: kind for lib in _F.get("shape_libraries", {}).values
 # Tokenizers outside transformers (tiktoken): what builds one, and its methods that give Python ints.
 TOKENIZER_CONSTRUCTORS = frozenset(q for t in _F.get("tokenizers", {}).values() for q in t["constructors"] + [t["class"]])
 TOKENIZER_INT_METHODS = frozenset(m for t in _F.get("tokenizers", {}).values() for m in t["int_methods"])
+# transformers' tokenizer methods giving Python ints (return annotations): method -> "list" | "int_or_list".
+HF_TOKENIZER_INT_METHODS = _F.get("tokenizer_int_methods", {}).get("transformers", {})
 
 # Batch iterators taking device= (torchtext's legacy Iterator / BucketIterator): qualified class ->
 # {param, position, default, splits: the classmethod building one per dataset}; every field of a batch

@@ -678,6 +678,12 @@ class Modules:
                         and "__opaque__" not in kwargs:
                     # a BatchEncoding of Python lists: each entry (`enc.input_ids`) is a list of ints, torch.tensor() of it on the cpu
                     return Val("obj", obj=Obj("host", qual=LIST_ENCODING))
+            ints = FW.HF_TOKENIZER_INT_METHODS.get(name)
+            if ints is not None and "__opaque__" not in kwargs and \
+                    (ints == "list" or (args and not (args[0].kind == "const" and isinstance(args[0].const, str)))):
+                # Python ints (`convert_tokens_to_ids(tokens)`: a list for a list of tokens, an int for one token,
+                # whose 0-dim tensor would mix with any device): a tensor made of the list is on the cpu
+                return Val("obj", obj=Obj("list", qual="token ids"))
             return UNKNOWN
         return UNKNOWN
 
