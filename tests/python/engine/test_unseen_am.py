@@ -17,6 +17,9 @@ frameworks, NAS, contrastive / replay / distillation losses).
 - `torch.autograd.grad(outputs, inputs)` returns one gradient per input, each on its input's device: a cpu
   tensor combined with the gradients of a moved module's parameters is a mix (Katib's DARTS architect:
   `torch.FloatTensor(xi) * (m + g + wd * w)`, DEV201).
+- A parameter is one object wherever it is kept: `Module.to()` swaps its data in place, so a plain list
+  on the module holding it (`self.arch = [self.alpha]`, DARTS' architecture parameters) sees the move. A
+  buffer is replaced by a new tensor: a list holding the old one keeps it on the cpu (still a mix).
 - In a script folder (`examples/`, `scripts/`: not a package, under a project root) a file of top-level
   assignments that call the project's code runs it, even when it also defines a helper: it is an importer
   that reports the findings inside the library files it reaches (sbi's snre_a.py:62 from
@@ -335,3 +338,58 @@ def test_gradients_split_into_files(tmp_path):
             """,
     })
     assert [d.code for d in check_path(str(tmp_path / "architect.py")).diagnostics] == ["DEV201"]
+
+
+# 5. a parameter kept in a plain list moves with its module; a buffer does not
+
+_ARCH = """
+    import torch
+    from torch import nn
+
+
+    class Network(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+            self.alphas_normal = nn.Parameter(1e-3 * torch.randn(3))
+            self.alphas_reduce = nn.Parameter(1e-3 * torch.randn(3))
+            self._arch_parameters = [self.alphas_normal, self.alphas_reduce]
+
+        def arch_parameters(self):
+            return self._arch_parameters
+
+        def forward(self, x):
+            w = torch.softmax(self._arch_parameters[0], dim=-1)
+            return self.fc(x) * w
+
+
+    model = Network().cuda()
+    y = model(torch.randn(2, 3).cuda())
+    """
+
+
+def test_parameters_in_a_plain_list_move_with_the_module():
+    assert _codes(_ARCH) == []
+
+
+def test_parameters_in_a_plain_list_read_by_a_trainer():
+    src = _ARCH + """
+
+    class Architect:
+        def __init__(self, model):
+            self.model = model
+
+        def penalty(self):
+            return sum((a ** 2).sum() for a in self.model.arch_parameters()) + torch.ones(1).cuda()
+
+
+    Architect(model).penalty()
+    """
+    assert _codes(src) == []
+
+
+def test_buffer_in_a_plain_list_stays_behind():
+    src = _ARCH.replace("self.alphas_reduce = nn.Parameter(1e-3 * torch.randn(3))",
+                        "self.register_buffer('alphas_reduce', torch.randn(3))").replace(
+        "self._arch_parameters[0]", "self._arch_parameters[1]")
+    assert [c for _, c in _codes(src)] == ["DEV201"]

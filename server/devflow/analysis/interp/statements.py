@@ -17,6 +17,7 @@ from devflow.analysis.interp.device_probes import probe_only
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
+from devflow.analysis.interp.param_identity import param_of
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -677,6 +678,7 @@ class Statements:
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
+            val = param_of(val, obj)  # (and one object wherever it is kept: param_identity)
         if obj.kind == "module" and obj.cls is None and obj.dev is not None and \
                 id(_param_call_of(getattr(st, "value", None))) in self._param_nodes and \
                 (val.kind != "tensor" or val.dev is None or val.dev != obj.dev):
