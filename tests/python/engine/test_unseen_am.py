@@ -19,7 +19,9 @@ frameworks, NAS, contrastive / replay / distillation losses).
   `torch.FloatTensor(xi) * (m + g + wd * w)`, DEV201).
 - A parameter is one object wherever it is kept: `Module.to()` swaps its data in place, so a plain list
   on the module holding it (`self.arch = [self.alpha]`, DARTS' architecture parameters) sees the move. A
-  buffer is replaced by a new tensor: a list holding the old one keeps it on the cpu (still a mix).
+  buffer is replaced by a new tensor: a list holding the old one keeps it on the cpu (still a mix). The
+  parameters a module's `__init__` iterates (`for name, p in self.named_parameters(): self.alphas.append(...)`)
+  are where its parts made so far are (the cpu), and move with it.
 - In a script folder (`examples/`, `scripts/`: not a package, under a project root) a file of top-level
   assignments that call the project's code runs it, even when it also defines a helper: it is an importer
   that reports the findings inside the library files it reaches (sbi's snre_a.py:62 from
@@ -393,3 +395,55 @@ def test_buffer_in_a_plain_list_stays_behind():
                         "self.register_buffer('alphas_reduce', torch.randn(3))").replace(
         "self._arch_parameters[0]", "self._arch_parameters[1]")
     assert [c for _, c in _codes(src)] == ["DEV201"]
+
+
+_ALPHAS = """
+    import torch
+    from torch import nn
+
+
+    class NetworkCNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.classifier = nn.Linear(4, 3)
+            self.alpha_normal = nn.ParameterList([nn.Parameter(1e-3 * torch.randn(3))])
+            self.alphas = []
+            for name, parameter in self.named_parameters():
+                if "alpha" in name:
+                    self.alphas.append((name, parameter))
+
+        def forward(self, x):
+            return self.classifier(x) * torch.softmax(self.alpha_normal[0], dim=-1)
+
+        def getAlphas(self):
+            for _, parameter in self.alphas:
+                yield parameter
+
+
+    def unrolled(model, x, y, xi):
+        loss = nn.functional.cross_entropy(model(x), y)
+        hessian = torch.autograd.grad(loss, model.getAlphas())
+        with torch.no_grad():
+            for alpha, h in zip(model.getAlphas(), hessian):
+                alpha.grad = STEP * h
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = NetworkCNN().to(device)
+    unrolled(model, torch.randn(2, 4).to(device), torch.tensor([0, 1]).to(device), [0.1])
+    """
+
+
+def test_parameters_listed_in_init_move_with_the_module():
+    assert [c for _, c in _codes(_ALPHAS.replace("STEP", "torch.FloatTensor(xi)"))] == ["DEV201"]
+
+
+def test_parameters_listed_in_init_with_a_step_on_their_device_are_silent():
+    assert _codes(_ALPHAS.replace("STEP", "torch.tensor(xi, device=h.device)")) == []
+    assert _codes(_ALPHAS.replace("STEP", "xi[0]")) == []
+
+
+def test_parameters_listed_in_init_of_an_unmoved_model_are_silent():
+    src = _ALPHAS.replace("STEP", "torch.FloatTensor(xi)").replace("NetworkCNN().to(device)", "NetworkCNN()").replace(
+        "torch.randn(2, 4).to(device), torch.tensor([0, 1]).to(device)", "torch.randn(2, 4), torch.tensor([0, 1])")
+    assert _codes(src) == []

@@ -5,6 +5,7 @@ replaced by a new tensor instead: a container holding the old one keeps it where
 
 from __future__ import annotations
 
+from devflow.analysis.lattice import join
 from devflow.analysis.values import Obj, Val
 
 _MAX_DEPTH = 4
@@ -43,3 +44,19 @@ def _moved(v: Val, moved: set, dev, origin, depth: int, seen: set) -> Val:
         if v.elem is not None:
             return Val("obj", obj=v.obj, elem=_moved(v.elem, moved, dev, origin, depth + 1, seen), text=v.text)
     return v
+
+
+def placed_so_far(obj: Obj):
+    """The device of a module still being built (its `__init__` iterating `self.named_parameters()`): where
+    its submodules and parameters made so far are, as the class call decides it at the end (calls.py);
+    None when it holds none yet."""
+    dev = None
+    for name in obj.children:
+        c = obj.attrs.get(name)
+        if c is not None and c.obj is not None:
+            dev = c.obj.dev if dev is None else join(dev, c.obj.dev)
+    for name in obj.buffers:
+        b = obj.attrs.get(name)
+        if b is not None and b.kind == "tensor" and not b.scalar:
+            dev = b.dev if dev is None else join(dev, b.dev)
+    return dev
