@@ -232,6 +232,25 @@ def test_try_that_may_raise_otherwise_joins_the_fallback():
     assert _codes(src) == []
 
 
+def test_try_making_a_tensor_from_data_joins_the_fallback():
+    src = """
+    import json
+    import torch
+
+    def to_device(values, device):
+        try:
+            t = torch.tensor(values, device=device)
+        except (TypeError, ValueError):
+            device = "cpu"
+            t = torch.tensor(values)
+        return t, device
+
+    t, device = to_device(json.loads(input()), "cuda")
+    y = t + torch.ones(2)
+    """
+    assert _codes(src) == []
+
+
 def test_probed_device_split_into_files(tmp_path):
     _project(tmp_path, {
         "setup.py": "from setuptools import setup, find_packages\nsetup(name='lib', packages=find_packages())\n",

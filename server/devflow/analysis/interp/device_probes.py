@@ -57,9 +57,20 @@ def _probed_device(interp, value, frame):
 
 
 def _fresh(interp, call: ast.Call, frame) -> bool:
-    """A torch factory call: a new tensor nothing else holds."""
+    """A torch factory call of constants (`torch.zeros(1)`, `torch.tensor(0)`): a new tensor nothing else
+    holds, whose making cannot fail but for its device (data the program passes could)."""
     q = interp.qualname(call.func, frame)
-    return q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in T.FACTORIES
+    return q is not None and q.startswith("torch.") and q.rsplit(".", 1)[-1] in T.FACTORIES \
+        and all(_constant(a) for a in call.args) \
+        and all(k.arg in ("device", "dtype", "requires_grad") for k in call.keywords)
+
+
+def _constant(e) -> bool:
+    if isinstance(e, ast.Constant):
+        return True
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return all(_constant(x) for x in e.elts)
+    return isinstance(e, ast.UnaryOp) and _constant(e.operand)
 
 
 def _known_device(interp, expr, frame) -> bool:
