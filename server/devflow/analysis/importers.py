@@ -38,12 +38,14 @@ def importers_of(path: str, project: Project) -> list[str]:
     me = os.path.abspath(path)
     out: list[str] = []
     folders = list(project.roots)
-    folders += [sub for root in project.roots for sub in _script_folders(root) if sub not in folders]
+    script_dirs = [sub for root in project.roots for sub in _script_folders(root) if sub not in folders]
+    folders += script_dirs
     pkg, top = package_of(path)
     if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders
         top_pkg = os.path.join(top, pkg.split(".", 1)[0])
         folders += [sub for sub in [top_pkg, *_script_folders(top_pkg, packages=True)] if sub not in folders]
-    scripts = [(cand, words, entry) for folder in folders for cand, words, entry in _scripts_in(folder)]
+    scripts = [(cand, words, entry) for folder in folders
+               for cand, words, entry in _scripts_in(folder, script_folder=folder in script_dirs)]
     for cand, words, _ in scripts:
         if cand != me and stem in words and cand not in out:
             out.append(cand)
@@ -213,7 +215,7 @@ def _script_folders(root: str, packages: bool = False) -> list[str]:
     return found
 
 
-_SCRIPTS: dict[str, tuple[tuple, list]] = {}  # folder -> (its listing's stat key, [(script, imported words, entry)])
+_SCRIPTS: dict[tuple, tuple[tuple, list]] = {}  # (folder, script folder?) -> (its listing's stat key, [(script, imported words, entry)])
 _RUNS_CODE = re.compile(r"^(?:for|with|while|if __name__)\b|^[A-Za-z_][\w.]*\(", re.M)
 _MAIN_GUARD = re.compile(r"^if __name__\s*==", re.M)
 # `out = model(x)` at the top level of a file that defines nothing (a script of assignments only): it runs
@@ -223,7 +225,11 @@ _DEFINES = re.compile(r"^(?:async\s+def|def|class)\s", re.M)
 _IMPORT_LINE = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import\s+([^\n#]+)|import\s+([^\n#]+))", re.M)
 
 
-def _scripts_in(root: str) -> list:
+def _scripts_in(root: str, script_folder: bool = False) -> list:
+    """The files of `root` that run code, with the words of their imports and whether they are entry
+    scripts. In a script folder (`examples/`, `scripts/`: not a package, right under a root) a file of
+    top-level assignments that call something runs them even when it also defines helpers; elsewhere
+    such lines (`logger = logging.getLogger()`) may be a module's setup."""
     try:
         st = os.stat(root)
         names = sorted(os.listdir(root))
@@ -238,7 +244,7 @@ def _scripts_in(root: str) -> list:
             except OSError:
                 pass
     key = (st.st_mtime_ns, tuple(stats))
-    hit = _SCRIPTS.get(root)
+    hit = _SCRIPTS.get((root, script_folder))
     if hit is not None and hit[0] == key:
         return hit[1]
     found = []
@@ -251,7 +257,7 @@ def _scripts_in(root: str) -> list:
                 text = fh.read()
         except OSError:
             continue
-        if not (_RUNS_CODE.search(text) or (_ASSIGNS_CALL.search(text) and not _DEFINES.search(text))):
+        if not (_RUNS_CODE.search(text) or (_ASSIGNS_CALL.search(text) and (script_folder or not _DEFINES.search(text)))):
             continue
         words: set[str] = set()
         for m in _IMPORT_LINE.finditer(text):
@@ -261,7 +267,7 @@ def _scripts_in(root: str) -> list:
         found.append((cand, words, entry))
     if len(_SCRIPTS) > 1000:
         _SCRIPTS.clear()
-    _SCRIPTS[root] = (key, found)
+    _SCRIPTS[(root, script_folder)] = (key, found)
     return found
 
 

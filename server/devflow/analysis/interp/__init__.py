@@ -24,6 +24,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `operators`: operators on instances of project classes run their special methods (`__iadd__`, `__radd__`).
 - `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
   thread pools.
+- `grads`: torch.autograd.grad's gradients, each on its input's device.
 - `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
@@ -39,6 +40,7 @@ from devflow.analysis.interp.expressions import Expressions
 from devflow.analysis.interp.frames import Frame, FuncRef, span_of
 from devflow.analysis.interp.flag_branches import FlagBranches
 from devflow.analysis.interp.frameworks import Frameworks
+from devflow.analysis.interp.grads import Gradients
 from devflow.analysis.interp.import_effects import ImportEffects
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.modules import Modules
@@ -56,7 +58,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

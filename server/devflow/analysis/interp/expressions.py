@@ -11,6 +11,7 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
+from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, is_env_read
@@ -837,12 +838,13 @@ class Expressions:
             return Val("tensor", it.dev, it.origin, scalar=True)
         if it.kind == "params" and it.obj is not None:
             o = it.obj
-            if o.dev is None or not o.dev.known or getattr(o, "standalone", False):
+            dev = o.dev if o.dev is not None or o.moved is not None else placed_so_far(o)  # (a module being built)
+            if dev is None or not dev.known or getattr(o, "standalone", False):
                 return UNKNOWN
             org = o.moved or o.origin
             if o.moved is None and node is not None:
                 org = self._snapshot_origin(o, node, frame, f"`{self.text(node)}`")
-            t = Val("tensor", o.dev, org, owner=o)
+            t = Val("tensor", dev, org, owner=o)
             return Val("obj", obj=Obj("tuple", items=[UNKNOWN, t])) if it.const == "named" else t
         if it.kind == "obj" and it.obj is not None:
             obj = it.obj

@@ -139,7 +139,9 @@ class Library:
         if q.startswith(MODEL_BUILDER_PREFIXES) and (last[:1].islower() or last[:1].isupper() or last == "?"):
             # (`?`: `models.__dict__[args.arch]()`, a builder of that namespace named at run time: each builds
             # its model where the default device is, as every named one does)
-            if "__opaque__" in kwargs:
+            if "__opaque__" in kwargs or _given_a_module(args, kwargs):
+                # a function of the namespace given a model (`create_feature_extractor(model, ...)`,
+                # `get_graph_node_names(model)`) traces or inspects it: no fresh weights on the default device
                 return UNKNOWN
             return Val("module", obj=Obj("module", qual=q, dev=self.default_dev if self.default_dev.known else TOP,
                                          origin=Origin(span_of(node), f"created at line {node.lineno}"),
@@ -460,6 +462,8 @@ class Library:
         if rest in T.SAME_DEVICE_PREDICATES:
             self.check_mix(node, [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"], frame)
             return UNKNOWN  # a Python bool
+        if rest == "autograd.grad":
+            return self.autograd_grads(node, args, kwargs, frame)
         if last in T.MIXING_OK or rest.startswith(("cuda.", "distributed.", "jit.", "backends.", "amp.", "autograd.", "testing.",
                                                    "onnx.", "fx.", "export.", "compiler.", "_dynamo", "utils.", "hub.", "profiler.")):
             return UNKNOWN
@@ -763,6 +767,11 @@ def _is_bnb_call(q, interp) -> bool:
     return name.endswith("BitsAndBytesConfig") and any(
         k.arg in ("load_in_4bit", "load_in_8bit") and isinstance(k.value, ast.Constant) and k.value.value is True
         for k in q.keywords)
+
+
+def _given_a_module(args, kwargs) -> bool:
+    """A module among a call's arguments (a model library function applied to a model, not building one)."""
+    return any(isinstance(v, Val) and v.kind == "module" for v in (*args, *kwargs.values()))
 
 
 def _device_kwarg(kwargs) -> Val | None:

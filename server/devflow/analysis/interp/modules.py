@@ -12,6 +12,7 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_d
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.param_identity import carry_params
 from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
@@ -358,10 +359,11 @@ class Modules:
         for name in list(obj.buffers):
             b = obj.attrs.get(name)
             if b is not None and b.kind == "tensor":
-                obj.attrs[name] = Val("tensor", dev, origin, scalar=b.scalar)
+                obj.attrs[name] = Val("tensor", dev, origin, scalar=b.scalar, owner=b.owner)
         for item in obj.items:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
+        carry_params(obj, seen, dev, origin)  # (parameters kept in plain lists are the moved objects)
         self._left_behind(obj, dev, origin)
 
     def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:

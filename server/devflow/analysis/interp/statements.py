@@ -13,9 +13,11 @@ from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES,
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
+from devflow.analysis.interp.device_probes import probe_only
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
+from devflow.analysis.interp.param_identity import param_of
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -71,9 +73,12 @@ class Statements:
                 frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding / graph Batch .to() move in place
                 return False
             # a value of unknown kind moved before (`m = make().to(d)`, `m.to(d).to(dtype)`) may be a
-            # module, which moves in place: never "thrown away"
+            # module, which moves in place: never "thrown away"; and only a tensor the program can name again
+            # is left behind: a temporary moved and dropped (`torch.zeros(1).to(device)`, a probe that the
+            # device works) is read by nothing afterwards
             if recv is not None and recv.kind == "tensor" and val.kind == "tensor" and \
-                    not (recv.origin is not None and recv.origin.kind == "unknown-moved"):
+                    not (recv.origin is not None and recv.origin.kind == "unknown-moved") and \
+                    isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
                 name = self.text(call.func.value)
                 self.add(Finding(
                     "DEV107", span_of(st),
@@ -81,7 +86,7 @@ class Statements:
                     f"{recv.dev.render() if recv.dev else 'its device'}" + (f" ({recv.origin.reason})" if recv.origin else ""),
                     [(recv.origin.span, recv.origin.reason)] if recv.origin else [],
                     FixPlan("assign", span_of(st), name=name, title=f"Assign the result: `{name} = {self.text(call)}`",
-                            applicability="safe") if isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Subscript)) else None))
+                            applicability="safe")))
         return False
 
     def s_Assign(self, st, frame):
@@ -418,7 +423,7 @@ class Statements:
         before = dict(frame.env)
         self.exec_block(st.body, frame)
         env = frame.env
-        for h in st.handlers:
+        for h in (() if probe_only(self, st.body, frame) else st.handlers):  # (a probe of a known device succeeds)
             frame.env = dict(before)
             self.exec_block(h.body, frame)
             env = self.join_env(env, frame.env)
@@ -673,6 +678,7 @@ class Statements:
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
+            val = param_of(val, obj)  # (and one object wherever it is kept: param_identity)
         if obj.kind == "module" and obj.cls is None and obj.dev is not None and \
                 id(_param_call_of(getattr(st, "value", None))) in self._param_nodes and \
                 (val.kind != "tensor" or val.dev is None or val.dev != obj.dev):
