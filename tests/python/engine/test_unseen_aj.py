@@ -1,0 +1,134 @@
+"""Semantics found missing on unseen real cases, batch AJ (tests/fixtures/engine/unseen/aj_*): the code most
+users write (course notebooks, study repos, research scripts grown from tutorials).
+
+- Assignments of one attribute in different branches of an `if` are alternatives, not a reassignment: each
+  is the attribute's only value on its path. Recurrent cells kept in a plain list chosen by an
+  `if GRU / elif LSTM / else RNN` chain (`self.rnn_cell = [nn.GRUCell(...)]` in each branch) are
+  unregistered on every path, so `.to(device)` leaves all of them on the cpu (DEV103, l2race#2). Two
+  assignments that can run one after the other (`self.layers = nn.ModuleList(self.layers)` after the list)
+  still count as a reassignment that may register them.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+# --- cells in a plain list chosen by an if-chain -------------------------------------------------------
+
+_CELLS = """
+    import torch
+    import torch.nn as nn
+
+
+    class Sequence(nn.Module):
+        def __init__(self, kind, sizes):
+            super().__init__()
+            if kind == 'GRU':
+                self.cells = [nn.GRUCell(4, sizes[0])]
+                for i in range(len(sizes) - 1):
+                    self.cells.append(nn.GRUCell(sizes[i], sizes[i + 1]))
+            elif kind == 'LSTM':
+                self.cells = [nn.LSTMCell(4, sizes[0])]
+            else:
+                self.cells = [nn.RNNCell(4, sizes[0])]
+            self.linear = nn.Linear(sizes[-1], 2)
+            self.to(torch.device('cuda'))
+
+        def step(self, x, h):
+            return self.linear(self.cells[0](x, h))
+"""
+
+
+def test_cells_in_a_list_chosen_by_an_if_chain_are_each_reported():
+    assert _codes(_CELLS) == [(10, "DEV103"), (14, "DEV103"), (16, "DEV103")]
+
+
+def test_two_branches_one_list_each_renamed():
+    src = """
+        import torch.nn as nn
+
+
+        class Heads(nn.Module):
+            def __init__(self, wide):
+                super().__init__()
+                if wide:
+                    self.blocks = []
+                    self.blocks.append(nn.Linear(8, 8))
+                else:
+                    self.blocks = [nn.Conv1d(4, 4, 3)]
+    """
+    assert _codes(src) == [(9, "DEV103"), (12, "DEV103")]
+
+
+def test_list_then_module_list_in_sequence_stays_silent():
+    src = """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, kind):
+                super().__init__()
+                if kind == 'a':
+                    self.layers = [nn.Linear(4, 4)]
+                else:
+                    self.layers = [nn.Linear(4, 8)]
+                self.layers = nn.ModuleList(self.layers)
+    """
+    assert _codes(src) == []
+
+
+def test_one_branch_module_list_other_plain_list_reports_the_plain_one():
+    src = """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self, kind):
+                super().__init__()
+                if kind == 'a':
+                    self.layers = nn.ModuleList([nn.Linear(4, 4)])
+                else:
+                    self.layers = [nn.Linear(4, 8)]
+    """
+    assert _codes(src) == [(11, "DEV103")]
+
+
+def test_assignments_in_two_methods_are_not_alternatives():
+    src = """
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layers = [nn.Linear(4, 4)]
+
+            def rebuild(self):
+                self.layers = [nn.Linear(4, 8)]
+    """
+    assert _codes(src) == []
+
+
+def test_cells_moved_one_by_one_in_each_branch_stay_silent():
+    src = _CELLS.replace("sizes[0])]", "sizes[0]).cuda()]").replace("sizes[i + 1]))", "sizes[i + 1]).cuda())")
+    assert _codes(src) == []
+
+
+def test_split_into_files_with_star_import(tmp_path: Path):
+    (tmp_path / "cells.py").write_text(textwrap.dedent(_CELLS))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        from cells import *
+
+        net = Sequence('LSTM', [8, 8])
+    """))
+    got = sorted((f, d.span.line, d.code) for f in ("cells.py", "train.py")
+                 for d in check_path(str(tmp_path / f)).diagnostics)
+    assert got == [("cells.py", 10, "DEV103"), ("cells.py", 14, "DEV103"), ("cells.py", 16, "DEV103")]
