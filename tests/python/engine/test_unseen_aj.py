@@ -7,6 +7,10 @@ users write (course notebooks, study repos, research scripts grown from tutorial
   unregistered on every path, so `.to(device)` leaves all of them on the cpu (DEV103, l2race#2). Two
   assignments that can run one after the other (`self.layers = nn.ModuleList(self.layers)` after the list)
   still count as a reassignment that may register them.
+- A DataLoader batch is moved where it is used, so every loop (or function) that feeds it unmoved to the
+  model is a bug of its own with its own fix: two evaluation loops over the same test loader written after
+  training (overall accuracy, then per-class accuracy counted by hand) are two findings, not one per loader
+  (DEV202, gyunggyung/PyTorch#6). Within one loop the batch is reported once.
 """
 
 from __future__ import annotations
@@ -132,3 +136,75 @@ def test_split_into_files_with_star_import(tmp_path: Path):
     got = sorted((f, d.span.line, d.code) for f in ("cells.py", "train.py")
                  for d in check_path(str(tmp_path / f)).diagnostics)
     assert got == [("cells.py", 10, "DEV103"), ("cells.py", 14, "DEV103"), ("cells.py", 16, "DEV103")]
+
+
+# --- one report per loop that uses a loader's batch unmoved ----------------------------------------------
+
+_LOOPS = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, TensorDataset
+
+    testloader = DataLoader(TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))), batch_size=4)
+    net = nn.Linear(4, 2).cuda()
+
+    correct = 0
+    for images, labels in testloader:
+        outputs = net(images)
+        correct += (outputs.argmax(1) == labels).sum()
+
+    class_correct = [0. for i in range(2)]
+    for images, labels in testloader:
+        outputs = net(images)
+        c = (outputs.argmax(1) == labels).squeeze()
+"""
+
+
+def test_two_loops_over_one_loader_are_two_findings():
+    assert _codes(_LOOPS) == [(11, "DEV202"), (16, "DEV202")]
+
+
+def test_one_loop_two_unmoved_uses_is_one_finding():
+    src = _LOOPS.replace("        c = (outputs.argmax(1) == labels).squeeze()\n",
+                         "        c = (outputs.argmax(1) == labels).squeeze()\n        more = net(images * 2)\n")
+    assert _codes(src) == [(11, "DEV202"), (16, "DEV202")]
+
+
+def test_two_loops_moved_stay_silent():
+    src = _LOOPS.replace("    for images, labels in testloader:\n",
+                         "    for images, labels in testloader:\n        images, labels = images.cuda(), labels.cuda()\n")
+    assert _codes(src) == []
+
+
+def test_evaluate_helpers_in_a_trainer_class():
+    src = """
+        import torch
+        import torch.nn as nn
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def __init__(self, dataset):
+                self.device = torch.device("cuda")
+                self.model = nn.Linear(4, 2).to(self.device)
+                self.loader = DataLoader(dataset, batch_size=4)
+
+            def accuracy(self):
+                hits = 0
+                for x, y in self.loader:
+                    hits += (self.model(x).argmax(1) == y.to(self.device)).sum()
+                return hits
+
+            def per_class(self):
+                counts = [0, 0]
+                for x, y in self.loader:
+                    pred = self.model(x).argmax(1)
+                    counts[0] += (pred == 0).sum()
+                return counts
+
+
+        t = Trainer(torch.utils.data.TensorDataset(torch.randn(8, 4), torch.randint(0, 2, (8,))))
+        t.accuracy()
+        t.per_class()
+    """
+    assert [c for c in _codes(src) if c[1] == "DEV202"] == [(16, "DEV202"), (22, "DEV202")]
