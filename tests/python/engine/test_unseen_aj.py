@@ -11,6 +11,11 @@ users write (course notebooks, study repos, research scripts grown from tutorial
   model is a bug of its own with its own fix: two evaluation loops over the same test loader written after
   training (overall accuracy, then per-class accuracy counted by hand) are two findings, not one per loader
   (DEV202, gyunggyung/PyTorch#6). Within one loop the batch is reported once.
+- `config[key] = v` on a value the engine knows nothing of (a yaml / json config) makes it a mapping whose
+  entry `key` is `v`, its other entries unknown: the device a config helper stores there
+  (`config["device"] = th.device(...)`) is what `options["device"]` reads back in the trainer built from it,
+  through returns, calls and files (DEV201 on the GRU hidden state, talipucar/CPC#1). Only string keys (a
+  tensor or list is not indexed by one), and only a name bound in the frame that stores.
 """
 
 from __future__ import annotations
@@ -208,3 +213,104 @@ def test_evaluate_helpers_in_a_trainer_class():
         t.per_class()
     """
     assert [c for c in _codes(src) if c[1] == "DEV202"] == [(16, "DEV202"), (22, "DEV202")]
+
+
+# --- an item stored into a config of unknown origin ---------------------------------------------------
+
+_CFG = """
+    import yaml
+    import torch as th
+    from torch import nn
+
+
+    class CPC(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.gru = nn.GRU(input_size=8, hidden_size=8, num_layers=2, batch_first=True)
+
+        def forward(self, x, hidden):
+            output, hidden = self.gru(x, hidden)
+            return output
+
+
+    class Model:
+        def __init__(self, options):
+            self.device = options["device"]
+            self.cpc = CPC()
+            self.cpc.to(self.device)
+
+        def fit(self, loader):
+            for xb in loader:
+                xb = xb.to(self.device)
+                hidden = th.zeros(2, 4, 8)
+                self.cpc(xb, hidden)
+
+
+    def get_config():
+        with open("runtime.yaml") as f:
+            config = yaml.safe_load(f)
+        config["device"] = th.device('cuda' if th.cuda.is_available() else 'cpu')
+        return config
+
+
+    Model(get_config()).fit([th.randn(4, 3, 8)])
+"""
+
+
+def test_device_stored_in_a_yaml_config_reaches_the_trainer():
+    assert _codes(_CFG) == [(26, "DEV201")]
+
+
+def test_json_config_and_other_key_names():
+    src = _CFG.replace("import yaml", "import json").replace("yaml.safe_load(f)", "json.load(f)") \
+        .replace('"device"', '"run_on"')
+    assert _codes(src) == [(26, "DEV201")]
+
+
+def test_hidden_made_on_the_config_device_stays_silent():
+    assert _codes(_CFG.replace("th.zeros(2, 4, 8)", "th.zeros((2, 4, 8), device=self.device)")) == []
+
+
+def test_other_entries_of_the_config_stay_unknown():
+    src = _CFG.replace('self.device = options["device"]', 'self.device = options["gpu"]')
+    assert _codes(src) == []
+
+
+def test_integer_key_on_an_unknown_value_is_not_a_mapping():
+    src = """
+        import torch
+        import torch.nn as nn
+
+        def load():
+            return torch.load("x.pt", map_location="cpu")
+
+        net = nn.Linear(4, 4).cuda()
+        t = load()
+        t[0] = torch.device("cuda")
+        out = net(t[0])
+    """
+    assert _codes(src) == []
+
+
+def test_config_built_in_another_file(tmp_path: Path):
+    model_part = textwrap.dedent(_CFG).split("def get_config():")[0].replace("import yaml\n", "")
+    (tmp_path / "arguments.py").write_text(textwrap.dedent("""
+        import yaml
+        import torch as th
+
+
+        def get_config():
+            with open("runtime.yaml") as f:
+                config = yaml.safe_load(f)
+            config["device"] = th.device('cuda' if th.cuda.is_available() else 'cpu')
+            return config
+    """))
+    (tmp_path / "train.py").write_text(model_part + textwrap.dedent("""
+        from arguments import get_config
+
+        if __name__ == "__main__":
+            config = get_config()
+            Model(config).fit([th.randn(4, 3, 8)])
+    """))
+    got = [(d.span.line, d.code) for d in check_path(str(tmp_path / "train.py")).diagnostics]
+    assert got == [(25, "DEV201")]

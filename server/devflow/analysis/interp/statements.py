@@ -16,6 +16,7 @@ from devflow.analysis.interp.env_devices import configured_join
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
+from devflow.analysis.interp.unknown_mapping import mapping_with_item
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -602,6 +603,9 @@ class Statements:
                 found = base.obj.cls.method("__setitem__")
                 self.call_function(FuncRef(found[0], None, found[1], "method"), [self.eval(target.slice, frame), val], {},
                                    base, target)
+            elif base.kind == "unknown" and isinstance(target.value, ast.Name) and target.value.id in frame.env and \
+                    (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
+                frame.env[target.value.id] = known  # `cfg = load_yaml(...); cfg["device"] = ...`
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
