@@ -14,8 +14,9 @@ users write (course notebooks, study repos, research scripts grown from tutorial
 - `config[key] = v` on a value the engine knows nothing of (a yaml / json config) makes it a mapping whose
   entry `key` is `v`, its other entries unknown: the device a config helper stores there
   (`config["device"] = th.device(...)`) is what `options["device"]` reads back in the trainer built from it,
-  through returns, calls and files (DEV201 on the GRU hidden state, talipucar/CPC#1). Only string keys (a
-  tensor or list is not indexed by one), and only a name bound in the frame that stores.
+  through returns, calls and files (DEV201 on the GRU hidden state, talipucar/CPC#1), and kept on an instance
+  (`self.cfg["device"] = ...`). Only string keys (a tensor or list is not indexed by one), and only a name
+  bound in the frame that stores or an attribute of a project object.
 """
 
 from __future__ import annotations
@@ -314,3 +315,29 @@ def test_config_built_in_another_file(tmp_path: Path):
     """))
     got = [(d.span.line, d.code) for d in check_path(str(tmp_path / "train.py")).diagnostics]
     assert got == [(25, "DEV201")]
+
+
+def test_config_kept_on_a_trainer_instance():
+    src = """
+        import yaml
+        import torch
+        import torch.nn as nn
+
+
+        class Trainer:
+            def __init__(self, path):
+                with open(path) as f:
+                    self.cfg = yaml.safe_load(f)
+                self.cfg["device"] = torch.device("cuda")
+                self.model = nn.GRU(8, 8).to(self.cfg["device"])
+
+            def step(self, x):
+                x = x.to(self.cfg["device"])
+                h0 = torch.zeros(1, 4, 8)
+                return self.model(x, h0)
+
+
+        Trainer("c.yaml").step(torch.randn(3, 4, 8))
+    """
+    assert _codes(src) == [(16, "DEV201")]
+    assert _codes(src.replace("torch.zeros(1, 4, 8)", "torch.zeros(1, 4, 8, device=x.device)")) == []

@@ -606,6 +606,11 @@ class Statements:
             elif base.kind == "unknown" and isinstance(target.value, ast.Name) and target.value.id in frame.env and \
                     (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
                 frame.env[target.value.id] = known  # `cfg = load_yaml(...); cfg["device"] = ...`
+            elif base.kind == "unknown" and isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) \
+                    and (owner := self.eval(target.value.value, frame)).kind == "obj" and owner.obj is not None \
+                    and owner.obj.kind == "instance" and \
+                    (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
+                owner.obj.attrs[target.value.attr] = known  # `self.cfg["device"] = ...` on a config of unknown origin
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
