@@ -189,12 +189,24 @@ def _wrapped_lists(ctx: Context, cls) -> set[str]:
     return out
 
 
-def _reassigned(assigns: list[tuple]) -> bool:
-    """Whether two of an attribute's assignments can run one after the other (the later one may register
-    the modules: `self.layers = nn.ModuleList(self.layers)`). Assignments in different branches of one `if`
-    (a GRU / LSTM / RNN choice) are alternatives: each is the attribute's only value on its path."""
-    return any(fa is not fb or not alternatives(fa, a, b)
+def _reassigned(assigns: list[tuple], plain: set[int]) -> bool:
+    """Whether the attribute may be given another kind of value after (or before) its plain container:
+    `self.layers = nn.ModuleList(self.layers)` registers the modules. Assignments in different branches of
+    one `if` (a GRU / LSTM / RNN choice, a list or None) are alternatives: each is the attribute's only value
+    on its path. Another plain container (a re-made list, in a branch or in a helper method) registers
+    nothing either."""
+    return any((id(a) not in plain or id(b) not in plain) and (fa is not fb or not alternatives(fa, a, b))
                for i, (fa, a) in enumerate(assigns) for fb, b in assigns[i + 1:])
+
+
+def _shown(sts: list, fn_of: dict) -> list:
+    """The plain containers to report: the first, and those that are alternatives to each one reported
+    (one per branch of an if-chain; a list re-made later on the same path is the same finding)."""
+    out: list = []
+    for st in sts:
+        if all(fn_of[id(st)] is fn_of[id(r)] and alternatives(fn_of[id(st)], st, r) for r in out):
+            out.append(st)
+    return out
 
 
 class ModulesInPythonContainer(Rule):
@@ -252,8 +264,10 @@ class ModulesInPythonContainer(Rule):
                         if name and _module_ctor(ctx, st.value):
                             filled.add(name)
             registered = _registered_lists(cls) | _wrapped_lists(ctx, cls) | _moved_lists(cls)
-            for name, st in ((n, st) for n, sts in empties.items() for st in sts):
-                if name not in filled or _reassigned(assigns[name]) or name in registered:
+            plain = {id(st) for sts in empties.values() for st in sts}
+            fn_of = {id(st): fn for pairs in assigns.values() for fn, st in pairs}
+            for name, st in ((n, st) for n, sts in empties.items() for st in _shown(sts, fn_of)):
+                if name not in filled or _reassigned(assigns[name], plain) or name in registered:
                     continue
                 v = st.value
                 is_dict = isinstance(v, (ast.Dict,)) or (isinstance(v, ast.Call) and getattr(v.func, "id", "") == "dict")

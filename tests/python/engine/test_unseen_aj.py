@@ -6,7 +6,8 @@ users write (course notebooks, study repos, research scripts grown from tutorial
   `if GRU / elif LSTM / else RNN` chain (`self.rnn_cell = [nn.GRUCell(...)]` in each branch) are
   unregistered on every path, so `.to(device)` leaves all of them on the cpu (DEV103, l2race#2). Two
   assignments that can run one after the other (`self.layers = nn.ModuleList(self.layers)` after the list)
-  still count as a reassignment that may register them.
+  still count as a reassignment that may register them; another plain list (re-made in a helper method or
+  in `rebuild()`) registers nothing: the first plain list is reported, and one per branch.
 - A DataLoader batch is moved where it is used, so every loop (or function) that feeds it unmoved to the
   model is a bug of its own with its own fix: two evaluation loops over the same test loader written after
   training (overall accuracy, then per-class accuracy counted by hand) are two findings, not one per loader
@@ -111,7 +112,7 @@ def test_one_branch_module_list_other_plain_list_reports_the_plain_one():
     assert _codes(src) == [(11, "DEV103")]
 
 
-def test_assignments_in_two_methods_are_not_alternatives():
+def test_a_list_remade_in_another_method_registers_nothing_one_finding():
     src = """
         import torch.nn as nn
 
@@ -124,7 +125,7 @@ def test_assignments_in_two_methods_are_not_alternatives():
             def rebuild(self):
                 self.layers = [nn.Linear(4, 8)]
     """
-    assert _codes(src) == []
+    assert _codes(src) == [(8, "DEV103")]
 
 
 def test_cells_moved_one_by_one_in_each_branch_stay_silent():
@@ -341,3 +342,26 @@ def test_config_kept_on_a_trainer_instance():
     """
     assert _codes(src) == [(16, "DEV201")]
     assert _codes(src.replace("torch.zeros(1, 4, 8)", "torch.zeros(1, 4, 8, device=x.device)")) == []
+
+
+def test_each_branch_calls_its_own_helper_method():
+    src = """
+        import torch.nn as nn
+
+
+        class Sequence(nn.Module):
+            def __init__(self, kind):
+                super().__init__()
+                if kind == 'GRU':
+                    self._gru()
+                else:
+                    self._lstm()
+                self.linear = nn.Linear(8, 2)
+
+            def _gru(self):
+                self.cells = [nn.GRUCell(4, 8)]
+
+            def _lstm(self):
+                self.cells = [nn.LSTMCell(4, 8)]
+    """
+    assert _codes(src) == [(15, "DEV103")]
