@@ -18,6 +18,10 @@ users write (course notebooks, study repos, research scripts grown from tutorial
   through returns, calls and files (DEV201 on the GRU hidden state, talipucar/CPC#1), and kept on an instance
   (`self.cfg["device"] = ...`). Only string keys (a tensor or list is not indexed by one), and only a name
   bound in the frame that stores or an attribute of a project object.
+- A torch module gets every tensor of a tuple / list argument, also when its elements are known only
+  together (built by a comprehension, `tuple(...)`, `list(...)`): all of them are on their joined device.
+  The hidden state an RNN tutorial re-packs each batch, `h = tuple([each.data for each in h])`, is still the
+  cpu state `init_hidden()` made with torch.zeros, and it meets the GPU LSTM.
 """
 
 from __future__ import annotations
@@ -365,3 +369,81 @@ def test_each_branch_calls_its_own_helper_method():
                 self.cells = [nn.LSTMCell(4, 8)]
     """
     assert _codes(src) == [(15, "DEV103")]
+
+
+# --- a hidden state re-packed by a comprehension ---------------------------------------------------------
+
+_RNN = """
+    import torch
+    import torch.nn as nn
+
+
+    class SentimentRNN(nn.Module):
+        def __init__(self, vocab, hidden_dim, n_layers):
+            super().__init__()
+            self.n_layers = n_layers
+            self.hidden_dim = hidden_dim
+            self.embedding = nn.Embedding(vocab, 64)
+            self.lstm = nn.LSTM(64, hidden_dim, n_layers, batch_first=True)
+            self.fc = nn.Linear(hidden_dim, 1)
+
+        def forward(self, x, hidden):
+            lstm_out, hidden = self.lstm(self.embedding(x), hidden)
+            return self.fc(lstm_out[:, -1]), hidden
+
+        def init_hidden(self, batch_size):
+            h0 = torch.zeros(self.n_layers, batch_size, self.hidden_dim)
+            c0 = torch.zeros(self.n_layers, batch_size, self.hidden_dim)
+            return (h0, c0)
+
+
+    train_on_gpu = torch.cuda.is_available()
+    net = SentimentRNN(1000, 256, 2)
+    if train_on_gpu:
+        net.cuda()
+    data = torch.utils.data.TensorDataset(torch.randint(0, 1000, (64, 20)), torch.rand(64))
+    loader = torch.utils.data.DataLoader(data, batch_size=8)
+    for epoch in range(2):
+        h = net.init_hidden(8)
+        for inputs, labels in loader:
+            if train_on_gpu:
+                inputs, labels = inputs.cuda(), labels.cuda()
+            h = tuple([each.data for each in h])
+            output, h = net(inputs, h)
+"""
+
+
+def test_hidden_state_repacked_by_a_comprehension_meets_the_gpu_lstm():
+    assert _codes(_RNN) == [(32, "DEV202")]
+
+
+def test_repacked_by_a_generator_or_list():
+    for repack in ("tuple(each.detach() for each in h)", "list(h)", "[e for e in h]"):
+        assert _codes(_RNN.replace("tuple([each.data for each in h])", repack)) == [(32, "DEV202")], repack
+
+
+def test_hidden_made_on_the_weights_device_stays_silent():
+    src = _RNN.replace("""            h0 = torch.zeros(self.n_layers, batch_size, self.hidden_dim)
+            c0 = torch.zeros(self.n_layers, batch_size, self.hidden_dim)""",
+                       """            weight = next(self.parameters()).data
+            h0 = weight.new(self.n_layers, batch_size, self.hidden_dim).zero_()
+            c0 = weight.new(self.n_layers, batch_size, self.hidden_dim).zero_()""")
+    assert _codes(src) == []
+
+
+def test_hidden_moved_while_repacked_stays_silent():
+    src = _RNN.replace("tuple([each.data for each in h])", "tuple(each.data.cuda() for each in h)")
+    assert _codes(src) == []
+
+
+def test_direct_lstm_call_with_a_list_of_states():
+    src = """
+        import torch
+        import torch.nn as nn
+
+        lstm = nn.LSTM(8, 16).to("cuda")
+        x = torch.randn(5, 4, 8, device="cuda")
+        states = [torch.zeros(1, 4, 16) for _ in range(2)]
+        out = lstm(x, tuple(states))
+    """
+    assert _codes(src) == [(7, "DEV201")]
