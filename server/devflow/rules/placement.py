@@ -7,6 +7,7 @@ import re
 from bisect import bisect_right
 
 from devflow.analysis import torch_api as T
+from devflow.analysis.branches import alternatives
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.walk import statements, walk
 from devflow.lines import line_starts, split_lines
@@ -188,6 +189,26 @@ def _wrapped_lists(ctx: Context, cls) -> set[str]:
     return out
 
 
+def _reassigned(assigns: list[tuple], plain: set[int]) -> bool:
+    """Whether the attribute may be given another kind of value after (or before) its plain container:
+    `self.layers = nn.ModuleList(self.layers)` registers the modules. Assignments in different branches of
+    one `if` (a GRU / LSTM / RNN choice, a list or None) are alternatives: each is the attribute's only value
+    on its path. Another plain container (a re-made list, in a branch or in a helper method) registers
+    nothing either."""
+    return any((id(a) not in plain or id(b) not in plain) and (fa is not fb or not alternatives(fa, a, b))
+               for i, (fa, a) in enumerate(assigns) for fb, b in assigns[i + 1:])
+
+
+def _shown(sts: list, fn_of: dict) -> list:
+    """The plain containers to report: the first, and those that are alternatives to each one reported
+    (one per branch of an if-chain; a list re-made later on the same path is the same finding)."""
+    out: list = []
+    for st in sts:
+        if all(fn_of[id(st)] is fn_of[id(r)] and alternatives(fn_of[id(st)], st, r) for r in out):
+            out.append(st)
+    return out
+
+
 class ModulesInPythonContainer(Rule):
     """DEV103: `self.layers = []` + `self.layers.append(nn.Conv1d(...))` in an nn.Module."""
 
@@ -205,33 +226,33 @@ class ModulesInPythonContainer(Rule):
         for cls in ctx.index.all_classes:
             if not cls.is_module or not any(cls.node.lineno <= ln <= (cls.node.end_lineno or 0) for ln in lines):
                 continue
-            empties: dict[str, ast.Assign] = {}
+            empties: dict[str, list[ast.Assign]] = {}
             filled: set[str] = set()
-            assigns: dict[str, int] = {}
+            assigns: dict[str, list[tuple]] = {}
             for fn in cls.methods.values():
                 for st in walk(fn):
                     if isinstance(st, ast.Assign) and len(st.targets) == 1:
                         name = _self_attr(st.targets[0])
                         if name is None:
                             continue
-                        assigns[name] = assigns.get(name, 0) + 1
+                        assigns.setdefault(name, []).append((fn, st))
                         v = st.value
                         if isinstance(v, (ast.List, ast.Dict)) and not (v.elts if isinstance(v, ast.List) else v.keys):
-                            empties.setdefault(name, st)
+                            empties.setdefault(name, []).append(st)
                         elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in ("list", "dict") \
                                 and not v.args:
-                            empties.setdefault(name, st)
+                            empties.setdefault(name, []).append(st)
                         elif isinstance(v, ast.List) and v.elts and any(_module_ctor(ctx, e) for e in v.elts) \
                                 and all(_module_ctor(ctx, e) or _stateless_ctor(ctx, e) for e in v.elts):
                             # `[nn.Conv1d(...), nn.BatchNorm1d(...), nn.ReLU()]`: the layers with
                             # parameters are lost to `.to()`, whatever parameter-free ones sit between
-                            empties.setdefault(name, st)
+                            empties.setdefault(name, []).append(st)
                             filled.add(name)
                         elif isinstance(v, ast.ListComp) and _module_ctor(ctx, v.elt):
-                            empties.setdefault(name, st)
+                            empties.setdefault(name, []).append(st)
                             filled.add(name)
                         elif isinstance(v, ast.Dict) and v.values and all(_module_ctor(ctx, e) for e in v.values):
-                            empties.setdefault(name, st)
+                            empties.setdefault(name, []).append(st)
                             filled.add(name)
                     elif isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and \
                             st.func.attr in ("append", "extend", "insert") and st.args:
@@ -243,8 +264,10 @@ class ModulesInPythonContainer(Rule):
                         if name and _module_ctor(ctx, st.value):
                             filled.add(name)
             registered = _registered_lists(cls) | _wrapped_lists(ctx, cls) | _moved_lists(cls)
-            for name, st in empties.items():
-                if name not in filled or assigns.get(name, 0) > 1 or name in registered:
+            plain = {id(st) for sts in empties.values() for st in sts}
+            fn_of = {id(st): fn for pairs in assigns.values() for fn, st in pairs}
+            for name, st in ((n, st) for n, sts in empties.items() for st in _shown(sts, fn_of)):
+                if name not in filled or _reassigned(assigns[name], plain) or name in registered:
                     continue
                 v = st.value
                 is_dict = isinstance(v, (ast.Dict,)) or (isinstance(v, ast.Call) and getattr(v.func, "id", "") == "dict")

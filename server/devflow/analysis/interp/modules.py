@@ -275,6 +275,10 @@ class Modules:
                         out.append((it, self.text(e)))
                 if depth < 1:
                     out += self._nested_tensors(v.obj.items, elts, depth + 1)
+            elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list") and v.elem is not None \
+                    and v.elem.kind == "tensor":
+                # `tuple(each.detach() for each in h)`: elements known only together, all on the joined device
+                out.append((v.elem, self.text(a)))
         return out
 
     def move_module(self, node, mod: Val, dev: Dev, frame, recv_text: str, move_text: str) -> None:

@@ -17,6 +17,16 @@ from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODUL
 from devflow.analysis.interp.repeat_move import repeated_move, simple_statement
 
 
+
+def _running_loop(frame) -> ast.AST | None:
+    """The innermost `for` / `while` running now: in this frame, else in the callers that led here."""
+    while frame is not None:
+        for st in reversed(frame.stmt_stack):
+            if isinstance(st, (ast.For, ast.AsyncFor, ast.While)):
+                return st
+        frame = frame.parent
+    return None
+
 class Reporting:
     """Turns proven device mixes into findings with fix plans."""
 
@@ -178,6 +188,9 @@ class Reporting:
         b, btext = dev_side
         org = a.origin
         key = ("module", org.span) if org is not None and org.kind == "param" else org.span if org else span_of(node)
+        if org is not None and org.kind == "batch" and (loop := _running_loop(frame)) is not None:
+            # a batch is moved where it is used: each loop that uses it unmoved needs its own fix
+            key = (org.span, span_of(loop))
         if key in self.mix_origins:
             return
         self.mix_origins.add(key)

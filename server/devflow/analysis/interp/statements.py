@@ -18,6 +18,7 @@ from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _i
 from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
 from devflow.analysis.interp.param_identity import param_of
+from devflow.analysis.interp.unknown_mapping import mapping_with_item
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -607,6 +608,14 @@ class Statements:
                 found = base.obj.cls.method("__setitem__")
                 self.call_function(FuncRef(found[0], None, found[1], "method"), [self.eval(target.slice, frame), val], {},
                                    base, target)
+            elif base.kind == "unknown" and isinstance(target.value, ast.Name) and target.value.id in frame.env and \
+                    (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
+                frame.env[target.value.id] = known  # `cfg = load_yaml(...); cfg["device"] = ...`
+            elif base.kind == "unknown" and isinstance(target.value, ast.Attribute) and isinstance(target.value.value, ast.Name) \
+                    and (owner := self.eval(target.value.value, frame)).kind == "obj" and owner.obj is not None \
+                    and owner.obj.kind == "instance" and \
+                    (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
+                owner.obj.attrs[target.value.attr] = known  # `self.cfg["device"] = ...` on a config of unknown origin
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
