@@ -135,3 +135,22 @@ def test_image_transforms_and_host_packages():
     assert {"ToTensor", "PILToTensor", "ToImage"} <= FW.TO_TENSOR_TRANSFORMS and "Normalize" not in FW.TO_TENSOR_TRANSFORMS
     assert "Compose" in FW.TRANSFORM_COMPOSERS
     assert "PIL" in FW.HOST_PACKAGES
+
+
+def test_stateful_library_modules_runner_functions_and_tokenizer_ints():
+    from devflow.analysis import framework_api as FW
+
+    pins = _pins()
+    for dist, (_package, version) in pins.STATEFUL_MODULE_LIBRARIES.items():
+        assert FW.VERSIONS[dist] == [version], dist
+    # read through the star re-exports users import them by; classes that place themselves are left out
+    assert {"lpips.LPIPS", "torch_geometric.nn.GCNConv", "torch_geometric.nn.conv.gcn_conv.GCNConv",
+            "open_clip.CLIP", "torchaudio.transforms.MelSpectrogram"} <= FW.STATEFUL_LIBRARY_MODULES
+    assert "torch_geometric.nn.MessagePassing" not in FW.STATEFUL_LIBRARY_MODULES  # no state of its own
+    # torch functions that run a module on its example inputs, found by what reaches a tracer
+    assert FW.MODULE_RUNNER_FUNCTIONS["torch.onnx.export"]["module"] == 0
+    assert FW.MODULE_RUNNER_FUNCTIONS["torch.onnx.export"]["inputs_param"] == "args"
+    assert "torch.export.export" in FW.MODULE_RUNNER_FUNCTIONS
+    # transformers tokenizers: methods annotated to give Python ints
+    assert FW.HF_TOKENIZER_INT_METHODS["convert_tokens_to_ids"] == "int_or_list"
+    assert FW.HF_TOKENIZER_INT_METHODS["encode"] == "list" and "decode" not in FW.HF_TOKENIZER_INT_METHODS
