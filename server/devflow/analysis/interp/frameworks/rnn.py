@@ -14,10 +14,19 @@ from devflow.analysis.lattice import CPU, concrete, definitely_differ
 from devflow.analysis.values import UNKNOWN, Val
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.interp.movers import moved_param, project_function
+from devflow.analysis.interp.frameworks.index_inputs import indexes_a_tensor, only_indexes, sliced_into_local
 
 # Uses of an input that do not combine it with another tensor: moves, and metadata reads.
 _DEVICE_FREE_ATTRS = frozenset({"to", "cpu", "cuda", "tolist", "item", "numpy", "size", "shape", "dim", "ndim",
                                 "numel", "device", "dtype", "__len__"})
+
+
+def used_as_index(u: ast.Name, fn, parents: dict) -> bool:
+    """`t[u]`, or `i = u[a:b]` with `i` only indexing: a cpu index meets no device (frameworks/index_inputs.py)."""
+    if indexes_a_tensor(u, parents):
+        return True
+    alias = sliced_into_local(u, parents)
+    return alias is not None and only_indexes(alias, fn, parents)
 
 
 def _device_attr(a, obj) -> bool:
@@ -107,7 +116,8 @@ class PackedSequences:
                 continue
             if name in stored or not any(isinstance(u.ctx, ast.Load) for u in us):
                 continue
-            if all(self._device_free_use(u, parents, obj) for u in us if isinstance(u.ctx, ast.Load)):
+            if all(self._device_free_use(u, parents, obj) or used_as_index(u, fn, parents)
+                   for u in us if isinstance(u.ctx, ast.Load)):
                 free.add(name)
         hit = self.builds_modules_cache[key] = frozenset(free)
         return hit
