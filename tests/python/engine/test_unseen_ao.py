@@ -270,3 +270,20 @@ else:
 x = torch.zeros(3, device=device) + torch.ones(3).cuda()
 """
     assert _found(src) == []
+
+
+def test_silent_when_a_copy_spreads_a_dict_filled_by_an_unknown_call():
+    src = """
+import torch
+import config_loader
+
+overrides = {}
+config_loader.fill(overrides)
+options = {**overrides}
+if options:
+    device = "cuda"
+else:
+    device = "cpu"
+x = torch.zeros(3, device=device) + torch.ones(3).cuda()
+"""
+    assert _found(src) == []

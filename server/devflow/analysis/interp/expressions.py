@@ -360,7 +360,8 @@ class Expressions:
             if k is None:
                 if vv.kind == "obj" and vv.obj is not None and vv.obj.kind == "dict":
                     obj.keys.update(vv.obj.keys)
-                    exact = exact and getattr(vv.obj, "exact", False)
+                    # a spread dict that code not followed may have filled: the keys are not all known
+                    exact = exact and getattr(vv.obj, "exact", False) and not getattr(vv.obj, "escaped", False)
                 else:
                     exact = False
                 continue
