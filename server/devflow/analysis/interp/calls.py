@@ -13,6 +13,8 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.hf_processors import sub_processor
+from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
+from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
@@ -90,6 +92,8 @@ class Calls:
                     return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
             out = self.call(node, fval, recv, args, kwargs, frame)
+            if out.kind == "unknown":
+                mark_escaped(args, kwargs)  # code not followed may fill a dict it was given
             if out.kind == "unknown" and recv is not None and recv.kind == "unknown" and "device" in kwargs \
                     and func.attr not in ("to", "cuda", "cpu"):
                 return DEVICE_CONFIGURED  # `ds.with_format("torch", device="cuda")`: may yield tensors there
@@ -255,7 +259,7 @@ class Calls:
                 return self.tensor_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "module":
                 return self.module_method(node, r, fval.const, args, kwargs, frame)
-            if r.kind == "obj":
+            if r.kind == "obj" and not (fval.const in MOVERS and is_numpy_data(r)):
                 return self.obj_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "params" and fval.const in ("__iter__",):
                 return UNKNOWN
@@ -269,8 +273,9 @@ class Calls:
                 # dit.to(d)`): its parts may now sit on different devices
                 r.obj.dev = TOP
                 return UNKNOWN
-            if r.kind == "unknown" and fval.const in ("to", "cuda", "cpu") and isinstance(node.func, ast.Attribute):
-                # whatever it is (tensor or module), the result is on the target device
+            if (r.kind == "unknown" or is_numpy_data(r)) and fval.const in MOVERS and isinstance(node.func, ast.Attribute):
+                # whatever it is (tensor or module), the result is on the target device; numpy data has no such
+                # method, so where the receiver was taken for numpy data the call returns only if it was a tensor
                 dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else CPU if fval.const == "cpu" else \
                     ((self.cuda_index_dev(args[0]) if args else None) or CUDA)
                 if dev is not None and dev.known:

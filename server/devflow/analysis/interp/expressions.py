@@ -11,6 +11,7 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
+from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
@@ -359,7 +360,8 @@ class Expressions:
             if k is None:
                 if vv.kind == "obj" and vv.obj is not None and vv.obj.kind == "dict":
                     obj.keys.update(vv.obj.keys)
-                    exact = exact and getattr(vv.obj, "exact", False)
+                    # a spread dict that code not followed may have filled: the keys are not all known
+                    exact = exact and getattr(vv.obj, "exact", False) and not getattr(vv.obj, "escaped", False)
                 else:
                     exact = False
                 continue
@@ -735,7 +737,9 @@ class Expressions:
             return True
         if v.kind == "obj" and v.obj is not None:
             if v.obj.kind in ("list", "tuple", "dict"):
-                return True if (v.obj.items or v.obj.keys) else None
+                if v.obj.items or v.obj.keys:
+                    return True
+                return False if known_empty_dict(v.obj) else None
             if v.obj.kind == "instance":
                 return True
         return None
