@@ -285,9 +285,9 @@ class Expressions:
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
                 # `base.scalar` here means "may be 0-dim" (`torch.tensor(np_array)`); a tensor index only
-                # works on a tensor with dims, so it does not excuse the mix. An index that may be 0-dim
-                # (`perm[i]`) does: torch applies a 0-dim integer index as a Python int (`.item()`), on any device.
-                if iv.kind == "tensor" and not iv.scalar and base.dev is not None and base.dev.is_cpu \
+                # works on a tensor with dims, so it does not excuse the mix. A 0-dim index (`perm[i]`) does:
+                # torch applies a 0-dim integer index as a Python int (`.item()`), on any device.
+                if iv.kind == "tensor" and not iv.zero_dim and base.dev is not None and base.dev.is_cpu \
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
@@ -298,7 +298,9 @@ class Expressions:
             if ints and base.dims > n_idx:
                 # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            item = Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
+            return item
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         if base.kind == "qual" and base.const.endswith(".__dict__") and idx.kind == "const" and isinstance(idx.const, str):
