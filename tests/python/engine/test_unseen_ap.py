@@ -12,7 +12,10 @@ and 3D vision (NeRF / NeuS ray sampling, point-cloud memory banks, box corners, 
   hashes the tensor by identity; a list or tuple compares with ==). An option typed "a colour name or a
   tensor" that holds a tensor takes the tensor's branches, so a cpu preset colour (`colors.WHITE`, a
   module-level `torch.tensor`) given to a renderer still meets the cuda image it is blended into
-  (nerfstudio#2381)."""
+  (nerfstudio#2381).
+- A plain tensor attribute that a module's move leaves on the cpu is the cause wherever it is read: returned
+  by a getter method (`_get_background_color()` returning `self.background_color` in eval mode) it is still
+  DEV105 at the attribute, not a cpu value "returned by" the getter (nerfstudio#3219, splatfacto)."""
 
 from __future__ import annotations
 
@@ -202,3 +205,70 @@ def test_preset_colour_in_another_module(tmp_path: Path):
     src = textwrap.dedent(_renderer()).replace("WHITE = torch.tensor([1.0, 1.0, 1.0])", "from colors import WHITE")
     (tmp_path / "render.py").write_text(src)
     assert any(d.code == "DEV201" for d in check_path(str(tmp_path / "render.py")).diagnostics)
+
+
+_SPLAT = """
+    import torch
+    from torch import nn
+
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.populate_modules()
+            self.device_indicator_param = nn.Parameter(torch.empty(0))
+
+        @property
+        def device(self):
+            return self.device_indicator_param.device
+
+        def populate_modules(self):
+            pass
+
+
+    class Splat(Model):
+        def populate_modules(self):
+            self.means = nn.Parameter(torch.rand(100, 2))
+            {STORE}
+
+        def _get_background_color(self):
+            if self.training:
+                return torch.rand(3, device=self.device)
+            return {READ}
+
+        def get_outputs(self, pixels):
+            background = self._get_background_color()
+            alpha = torch.sigmoid(torch.cdist(pixels, self.means)).mean(-1, keepdim=True)
+            return alpha + (1 - alpha) * background
+
+
+    if __name__ == "__main__":
+        model = Splat()
+        model.to("cuda")
+        model.eval()
+        model.get_outputs(torch.rand(64, 2, device="cuda"))
+"""
+
+
+def _splat(store="self.background_color = torch.tensor([0.1, 0.2, 0.3])", read="self.background_color") -> str:
+    return _SPLAT.replace("{STORE}", store).replace("{READ}", read)
+
+
+def test_attribute_returned_by_a_getter_is_dev105_at_the_attribute():
+    assert (23, "DEV105") in _codes(_splat())
+
+
+def test_attribute_moved_in_the_getter_is_silent():
+    assert _codes(_splat(read="self.background_color.to(self.device)")) == []
+
+
+def test_registered_buffer_is_silent():
+    assert _codes(_splat(store='self.register_buffer("background_color", torch.tensor([0.1, 0.2, 0.3]))')) == []
+
+
+def test_getter_in_another_file(tmp_path: Path):
+    src = textwrap.dedent(_splat())
+    head, main = src.split('if __name__ == "__main__":')
+    (tmp_path / "splat.py").write_text(head)
+    (tmp_path / "eval.py").write_text("import torch\nfrom splat import Splat\n\nif __name__ == \"__main__\":" + main)
+    assert (23, "DEV105") in [(d.span.line, d.code) for d in check_path(str(tmp_path / "splat.py")).diagnostics]
