@@ -15,7 +15,11 @@ and 3D vision (NeRF / NeuS ray sampling, point-cloud memory banks, box corners, 
   (nerfstudio#2381).
 - A plain tensor attribute that a module's move leaves on the cpu is the cause wherever it is read: returned
   by a getter method (`_get_background_color()` returning `self.background_color` in eval mode) it is still
-  DEV105 at the attribute, not a cpu value "returned by" the getter (nerfstudio#3219, splatfacto)."""
+  DEV105 at the attribute, not a cpu value "returned by" the getter (nerfstudio#3219, splatfacto).
+- A device chosen by a conditional between a bare "cuda" and another kind (`'cuda' if
+  torch.cuda.is_available() else 'mps' if ... else 'cpu'`) is the current GPU (cuda:0 while the program never
+  sets it) or not a GPU at all: never a fixed other GPU. A helper that moves the input there meets a model
+  moved to `cuda:1` (Depth-Anything-V2#258); with `torch.cuda.set_device(1)` it does not."""
 
 from __future__ import annotations
 
@@ -272,3 +276,58 @@ def test_getter_in_another_file(tmp_path: Path):
     (tmp_path / "splat.py").write_text(head)
     (tmp_path / "eval.py").write_text("import torch\nfrom splat import Splat\n\nif __name__ == \"__main__\":" + main)
     assert (23, "DEV105") in [(d.span.line, d.code) for d in check_path(str(tmp_path / "splat.py")).diagnostics]
+
+
+_DEPTH = """
+    import torch
+    from torch import nn
+
+
+    class DepthNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.backbone = nn.Conv2d(3, 8, 3)
+
+        def image2tensor(self, raw):
+            image = torch.from_numpy(raw).unsqueeze(0)
+            DEVICE = {CHOICE}
+            return image.to(DEVICE)
+
+        @torch.no_grad()
+        def infer_image(self, raw):
+            return self.backbone(self.image2tensor(raw))
+
+
+    if __name__ == "__main__":
+        import numpy as np
+        {SETUP}
+        model = DepthNet().to(torch.device("{TARGET}")).eval()
+        model.infer_image(np.zeros((3, 32, 32), dtype=np.float32))
+"""
+
+_CHOICE = "'cuda' if torch.cuda.is_available() else 'mps' if torch.backends.mps.is_available() else 'cpu'"
+
+
+def _depth(choice=_CHOICE, target="cuda:1", setup="pass") -> str:
+    return _DEPTH.replace("{CHOICE}", choice).replace("{TARGET}", target).replace("{SETUP}", setup)
+
+
+def test_bare_cuda_choice_meets_a_model_on_cuda_1():
+    assert any(code == "DEV106" for _, code in _codes(_depth()))
+
+
+def test_two_way_choice_meets_a_model_on_cuda_1():
+    assert any(code == "DEV106" for _, code in _codes(_depth(choice="'cuda' if torch.cuda.is_available() else 'cpu'")))
+
+
+def test_model_on_bare_cuda_or_cuda_0_is_silent():
+    assert _codes(_depth(target="cuda")) == []
+    assert _codes(_depth(target="cuda:0")) == []
+
+
+def test_input_following_the_model_is_silent():
+    assert _codes(_depth(choice="next(self.parameters()).device")) == []
+
+
+def test_current_device_set_to_1_is_silent():
+    assert _codes(_depth(setup="torch.cuda.set_device(1)")) == []
