@@ -120,6 +120,13 @@ def join(a: Dev | None, b: Dev | None) -> Dev | None:
     return TOP
 
 
+def _chosen_bare_cuda(d: Dev) -> bool:
+    """A device chosen by a conditional expression between a bare "cuda" and a non-cuda device."""
+    key = d.key
+    return d.accel and d.index is None and isinstance(key, tuple) and len(key) == 4 and key[0] == "ifexp" \
+        and key[3] == "cuda"
+
+
 def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
     """True when two devices are known and can never be the same at run time (on a GPU machine)."""
     if a is None or b is None or a.kind == "top" or b.kind == "top":
@@ -131,6 +138,10 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         if sym.accel and sym.index is not None and other.kind == "cuda":
             # `"cuda:1" if available else "cpu"`: that GPU wherever there is one
             return definitely_differ(Dev("cuda", sym.index), other)
+        if _chosen_bare_cuda(sym) and other.kind == "cuda" and other.index is not None:
+            # `"cuda" if available else "cpu"` (or "mps"): the current GPU where there is one, another
+            # device elsewhere; neither is a fixed other GPU (`cuda:1`) while the program never sets the current one
+            return definitely_differ(CUDA, other)
         # An accelerator-intended device differs from cpu; it may equal any concrete accelerator.
         return sym.accel and other.kind == "cpu"
     if a.kind != b.kind:

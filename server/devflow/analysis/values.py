@@ -63,7 +63,7 @@ class Val:
     """An abstract value. `dev` is the device of a tensor / a device value; modules keep theirs on `obj`."""
 
     __slots__ = ("kind", "dev", "origin", "obj", "const", "scalar", "text", "func", "bound", "elem", "batch", "owner", "dims",
-                 "optional")
+                 "optional", "zero_dim")
 
     def __init__(self, kind: str, dev: Dev | None = None, origin: Origin | None = None, obj: Obj | None = None,
                  const=None, scalar: bool = False, text: str = "", func=None, bound=None, elem=None,
@@ -92,6 +92,9 @@ class Val:
         # None on some path (`w = torch.tensor(ws) if args.weighted else None`): where it is not None it is this
         # value, so `if w is not None:` cannot be decided, and what its other branch does with it is this value
         self.optional = optional
+        # Known 0-dim: an int item of a tensor known to have that many dimensions (`perm[i]` of a randperm).
+        # Torch applies a 0-dim integer index as a Python int, whatever its device.
+        self.zero_dim = False
 
     def __repr__(self) -> str:
         return f"Val({self.kind}, {self.dev!r}, {self.const!r})"
@@ -99,6 +102,7 @@ class Val:
     def with_text(self, text: str) -> "Val":
         v = Val(self.kind, self.dev, self.origin, self.obj, self.const, self.scalar, text, self.func, self.bound, self.elem,
                 self.batch, self.owner, self.dims, self.optional)
+        v.zero_dim = self.zero_dim
         return v
 
     def or_none(self) -> "Val":

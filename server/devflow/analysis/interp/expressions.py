@@ -286,8 +286,9 @@ class Expressions:
             idx_vals = idx.obj.items if idx.kind == "obj" and idx.obj is not None and idx.obj.kind == "tuple" else [idx]
             for iv in idx_vals:
                 # `base.scalar` here means "may be 0-dim" (`torch.tensor(np_array)`); a tensor index only
-                # works on a tensor with dims, so it does not excuse the mix
-                if iv.kind == "tensor" and base.dev is not None and base.dev.is_cpu \
+                # works on a tensor with dims, so it does not excuse the mix. A 0-dim index (`perm[i]`) does:
+                # torch applies a 0-dim integer index as a Python int (`.item()`), on any device.
+                if iv.kind == "tensor" and not iv.zero_dim and base.dev is not None and base.dev.is_cpu \
                         and definitely_differ(base.dev, iv.dev):
                     self.report_index(node, base, iv, frame)
                     return UNKNOWN  # the indexing raises: what follows from its result is not a second bug
@@ -298,7 +299,9 @@ class Expressions:
             if ints and base.dims > n_idx:
                 # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
-            return Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            item = Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
+            return item
         if base.kind == "qual" and base.const == "os.environ":
             return self.env_value(idx, self.text(node)) or UNKNOWN
         if base.kind == "qual" and base.const.endswith(".__dict__") and idx.kind == "const" and isinstance(idx.const, str):
@@ -645,6 +648,9 @@ class Expressions:
         if len(tensors) >= 2 and not any(isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for op in node.ops):
             if self.check_mix(node, tensors, frame):
                 return after_mix([t for t, _ in tensors])
+        c = _tensor_vs_strings(node, vals)
+        if c is not None:
+            return Val("const", const=c)
         if tensors and not all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
             # (`x is not None`: identity, a Python bool, never an elementwise tensor)
             return Val("tensor", self.result_of([t for t, _ in tensors]).dev, tensors[0][0].origin,
@@ -1024,6 +1030,22 @@ def _chosen_device(v: Val) -> Dev | None:
         return concrete(v.const)
     if v.kind == "device" and v.dev is not None and v.dev.known:
         return v.dev
+    return None
+
+
+def _tensor_vs_strings(node, vals) -> bool | None:
+    """A tensor compared with string constants is a plain Python bool, never true: `t == "random"` (Tensor.__eq__
+    gives NotImplemented for a str, so Python falls back to identity) and `t in {"random", "last_sample"}` (a
+    set hashes a tensor by identity; a list or tuple compares with ==). Options typed "a colour name or a tensor"
+    (`background_color`) take the tensor's branch."""
+    if len(node.ops) != 1 or vals[0].kind != "tensor":
+        return None
+    op, right = node.ops[0], node.comparators[0]
+    if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(right, ast.Constant) and isinstance(right.value, str):
+        return isinstance(op, ast.NotEq)
+    if isinstance(op, (ast.In, ast.NotIn)) and isinstance(right, (ast.Set, ast.List, ast.Tuple)) and right.elts \
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in right.elts):
+        return isinstance(op, ast.NotIn)
     return None
 
 

@@ -349,8 +349,9 @@ class Library:
             if d is not None:
                 dev = self._as_device(d)
                 if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
-                    return Val("tensor", dev, d.origin)
-                return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"))
+                    return Val("tensor", dev, d.origin, dims=_factory_dims(rest, node))
+                return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"),
+                           dims=_factory_dims(rest, node))
             # an empty shape (`torch.ones(())`, `torch.zeros([])`, `size=()`) makes a 0-dim tensor: a
             # cpu scalar that mixes with any device
             shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)

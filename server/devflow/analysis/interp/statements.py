@@ -521,8 +521,10 @@ class Statements:
         if isinstance(value, ast.Call) and id(value) in self._interproc:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
-            if val.kind == "tensor" and val.origin is not None and val.origin.kind == "unknown-moved":
-                return val  # maybe a module: keep what says so
+            if val.kind == "tensor" and val.origin is not None and val.origin.kind in ("unknown-moved", "attr"):
+                # maybe a module: keep what says so; a plain tensor attribute the module's move left behind
+                # (returned by a getter) is fixed where the attribute is set, not where it is returned
+                return val
             if val.kind == "tensor":  # (a BatchEncoding / graph batch stays one: its `.to()` moves it in place)
                 return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims, batch=val.batch)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
