@@ -330,12 +330,19 @@ def _src_layout(root: str) -> list[str]:
     """`src/transformers/` beside the setup.py / pyproject.toml that packages it (the src layout:
     `package_dir={"": "src"}`): the package is installed from there, so `import transformers` anywhere in
     the repository resolves to `src/transformers`. `src` itself a package (its `__init__.py`) is no such
-    folder: it is imported as `src`. Tried last."""
+    folder: it is imported as `src`. Tried last. Cached per folder, as `_packaged_subfolders` is."""
+    if root in _SRC_OF:
+        return _SRC_OF[root]
     src = os.path.join(root, "src")
-    if not os.path.isdir(src) or os.path.isfile(os.path.join(src, "__init__.py")) or \
-            not any(os.path.isfile(os.path.join(root, f)) for f in _PACKAGING):
-        return []
-    return [src]
+    found = [src] if os.path.isdir(src) and not os.path.isfile(os.path.join(src, "__init__.py")) and \
+        any(os.path.isfile(os.path.join(root, f)) for f in _PACKAGING) else []
+    if len(_SRC_OF) > 10_000:
+        _SRC_OF.clear()
+    _SRC_OF[root] = found
+    return found
+
+
+_SRC_OF: dict[str, list[str]] = {}
 
 
 def _repository_folder(here: str, levels: int = 6) -> str | None:

@@ -69,6 +69,15 @@ def test_keyword_operands_of_other_methods():
     assert [c for _, c in got] == ["DEV201", "DEV201"] and [l for l, _ in got] == [5, 6]
 
 
+def test_keyword_source_of_an_in_place_index_op():
+    assert _codes("""
+        import torch
+        device = torch.device("cuda")
+        x = torch.randn(8, device=device)
+        d = x.index_add(0, index=torch.arange(4, device=device), source=torch.ones(4))
+    """) == [(5, "DEV201")]
+
+
 def test_keyword_index_through_a_helper_split_into_files(tmp_path):
     _write(tmp_path, {
         "whisper/__init__.py": "from .audio import pad_or_trim\n",
