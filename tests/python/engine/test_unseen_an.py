@@ -14,7 +14,11 @@ speech and multimodal code.
 - The src layout: a repository whose packaging file (setup.py / pyproject.toml / setup.cfg) sits beside `src/`
   (not itself a package) installs the packages under `src/`, so `import transformers` in a script of that
   repository is `src/transformers` (transformers#26055: VitsModel.forward's `torch.full(..., fill_value=speaker_id)`
-  without device meets the speaker embedding of the model the script moved to cuda)."""
+  without device meets the speaker embedding of the model the script moved to cuda).
+- A name a function declares `global` and assigns in the branches of an `if` is branched like a local one:
+  each branch starts from the value before the `if`, and after it the name holds either branch's value (not
+  the one the branch run last wrote). TTS's synthesize.py wrapped in `main()` with `global model,
+  vocoder_model` builds and moves the vocoder on one branch and sets it to None on the other."""
 
 from __future__ import annotations
 
@@ -275,3 +279,62 @@ def test_src_layout_fixed_is_silent(tmp_path):
 def test_src_that_is_a_package_is_not_a_layout(tmp_path):
     _src_repo(tmp_path, src_init=True)  # `src` is imported as `src`: `import mytts` names an installed library
     assert check_path(str(tmp_path / "examples/speak.py")).diagnostics == []
+
+
+# --- `global` names assigned on branches -------------------------------------------------------------
+
+_MAIN = _VOCODER + """
+    def tts(vocoder, mel):
+        return vocoder.inference({mel})
+
+
+    def main():
+        global vocoder
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--use_cuda", type=bool, default=False)
+        parser.add_argument("--vocoder_path", type=str, default="")
+        args = parser.parse_args()
+        if args.vocoder_path != "":
+            vocoder = Vocoder()
+            if args.use_cuda:
+                vocoder.cuda()
+        else:
+            vocoder = None
+        return tts(vocoder, [[0.0] * 300])
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_global_assigned_on_one_branch_keeps_its_value():
+    got = _codes("\n    import argparse" + _MAIN.format(mel="torch.FloatTensor(mel).unsqueeze(0)"))
+    assert [c for _, c in got] == ["DEV201"] and got[0][0] == 18
+
+
+def test_global_on_branches_with_the_fix_is_silent():
+    assert _codes("\n    import argparse" + _MAIN.format(mel="torch.FloatTensor(mel).unsqueeze(0).cuda()")) == []
+
+
+def test_global_set_to_an_unknown_on_the_other_branch_is_silent():
+    # the other branch loads a model of unknown placement: after the `if` the vocoder's device is unknown
+    got = _codes("\n    import argparse" + _MAIN.format(mel="torch.FloatTensor(mel).unsqueeze(0)").replace(
+        "vocoder = None", "vocoder = torch.load(args.vocoder_path)"))
+    assert got == []
+
+
+def test_global_assigned_in_both_branches_of_module_level_main_in_a_class():
+    got = _codes(_VOCODER + """
+    class Synthesizer:
+        def load(self, use_cuda):
+            global vocoder
+            if use_cuda:
+                vocoder = Vocoder().cuda()
+            else:
+                vocoder = Vocoder()
+
+        def speak(self, mel):
+            return vocoder.inference(torch.FloatTensor(mel))
+    """)
+    assert got == []  # `vocoder` read in another method: not this run's value
