@@ -139,7 +139,7 @@ def test_keyword_index_with_unknown_receiver_is_silent():
     """) == []
 
 
-def test_generator_and_out_keywords_are_not_operands():
+def test_non_tensor_keywords_are_not_operands():
     assert _codes("""
         import torch
         device = torch.device("cuda")
