@@ -211,7 +211,8 @@ class Project:
         repo = _repository_folder(here)
         repos = [*extra_roots, *([marked] if marked else []), *([repo] if repo else [])]
         project = cls([here, top, *repos, *_cwd_roots(path, here), *_run_from_above(here, top),
-                       *(sub for r in repos for sub in _packaged_subfolders(r))])
+                       *(sub for r in repos for sub in _packaged_subfolders(r)),
+                       *(src for r in repos for src in _src_layout(r))])
         project.here = here
         return project
 
@@ -323,6 +324,25 @@ def _packaged_subfolders(root: str) -> list[str]:
         _SUBFOLDERS_OF.clear()
     _SUBFOLDERS_OF[root] = found
     return found
+
+
+def _src_layout(root: str) -> list[str]:
+    """`src/transformers/` beside the setup.py / pyproject.toml that packages it (the src layout:
+    `package_dir={"": "src"}`): the package is installed from there, so `import transformers` anywhere in
+    the repository resolves to `src/transformers`. `src` itself a package (its `__init__.py`) is no such
+    folder: it is imported as `src`. Tried last. Cached per folder, as `_packaged_subfolders` is."""
+    if root in _SRC_OF:
+        return _SRC_OF[root]
+    src = os.path.join(root, "src")
+    found = [src] if os.path.isdir(src) and not os.path.isfile(os.path.join(src, "__init__.py")) and \
+        any(os.path.isfile(os.path.join(root, f)) for f in _PACKAGING) else []
+    if len(_SRC_OF) > 10_000:
+        _SRC_OF.clear()
+    _SRC_OF[root] = found
+    return found
+
+
+_SRC_OF: dict[str, list[str]] = {}
 
 
 def _repository_folder(here: str, levels: int = 6) -> str | None:

@@ -40,6 +40,10 @@ class Tensors:
             return UNKNOWN
         if name == "to":
             dev = self.parse_to_args(args, kwargs, t.dev)
+            other = args[0] if args and "device" not in kwargs else None
+            if other is not None and other.kind == "tensor" and other.dev is dev and other.origin is not None:
+                # `y.to(x)` follows `x`: `x` decides where the result is, so its cause is `x`'s, not `y`'s
+                return Val("tensor", dev, other.origin, scalar=t.scalar, batch=t.batch, dims=t.dims)
             if dev is t.dev:
                 return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch, dims=t.dims)
             return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
@@ -97,6 +101,8 @@ class Tensors:
         if name.endswith("_") and not name.startswith("_") and self.inplace_into_cpu(node, t, args, frame):
             return UNKNOWN
         tensor_args = [(v, self.text(a)) for v, a in zip(args, node.args) if v.kind == "tensor"]
+        # a tensor named by keyword (`t.index_select(dim=0, index=i)`, `t.gather(1, index=i)`) is the same operand
+        tensor_args += keyword_tensors(node, kwargs, self.text)
         if not tensor_args and (pair := values_indices(node, name, t, node.args, 0)) is not None:
             return pair
         if name in T.SHAPE_ARGUMENT_METHODS:
@@ -231,3 +237,15 @@ def _type_device(v: Val, same: Dev | None) -> Dev | None:
     if "." not in rest and not rest[:1].isupper():
         return same  # a dtype: torch.float16, torch.long
     return None
+
+
+# Keywords of tensor methods that are not operands: the random source is checked on its own (DEV205), `out`
+# receives the result.
+_NOT_OPERAND_KEYWORDS = frozenset({"generator", "out"})
+
+
+def keyword_tensors(node, kwargs, text) -> list[tuple[Val, str]]:
+    """The tensors a method call names by keyword, with their source text, in the call's order."""
+    return [(kwargs[kw.arg], text(kw.value)) for kw in node.keywords
+            if kw.arg is not None and kw.arg not in _NOT_OPERAND_KEYWORDS
+            and kw.arg in kwargs and kwargs[kw.arg].kind == "tensor"]
