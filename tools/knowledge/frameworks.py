@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -307,14 +308,27 @@ def torch_tables() -> dict:
 
 # ---------------------------------------------------------------- from released wheels
 
-def _trees(wheel: Path, prefix: str):
-    with zipfile.ZipFile(wheel) as z:
+def _sources(archive: Path):
+    """(path inside the package tree, bytes) of a released wheel, or of an sdist (`encodec-0.1.1.tar.gz`,
+    for projects that publish no wheel: its top folder stripped)."""
+    if archive.name.endswith(".tar.gz"):
+        with tarfile.open(archive) as t:
+            for m in sorted(t.getmembers(), key=lambda m: m.name):
+                if m.isfile() and "/" in m.name:
+                    yield m.name.split("/", 1)[1], t.extractfile(m).read()
+        return
+    with zipfile.ZipFile(archive) as z:
         for name in sorted(z.namelist()):
-            if name.startswith(prefix) and name.endswith(".py"):
-                try:
-                    yield name, ast.parse(z.read(name).decode("utf-8", "replace"))
-                except SyntaxError:
-                    continue
+            yield name, z.read(name)
+
+
+def _trees(wheel: Path, prefix: str):
+    for name, data in _sources(wheel):
+        if name.startswith(prefix) and name.endswith(".py"):
+            try:
+                yield name, ast.parse(data.decode("utf-8", "replace"))
+            except SyntaxError:
+                continue
 
 
 def _funcs(tree):
@@ -644,10 +658,11 @@ def module_input_methods(wheel: Path, package: str, module_methods: set[str]) ->
     `AutoencoderKL.encode(x)` calls `self._encode(x)` which calls `self.encoder(x)`): called with a tensor on
     another device than the module, they fail like `model(x)`. A method qualifies when its body calls
     `self.<attr>(...)` (an attribute its class's `__init__` builds, or `self(...)`) with an argument that
-    mentions one of its parameters, or calls such a method of self with one. torch.nn.Module's own
+    mentions one of its parameters (or a slice of one), or calls such a method of self with one. torch.nn.Module's own
     methods (`to`, `apply`, `load_state_dict` ...) are left out. By method name over the package."""
     trees = _modules(wheel, f"{package}/")
     modules = set(module_classes(wheel, package))
+    module_names = {q.rsplit(".", 1)[-1] for q in modules} | {"Module"}
     found: set[str] = set()
     for mod, tree in trees.items():
         mod_name = mod.removesuffix(".__init__")
@@ -659,10 +674,27 @@ def module_input_methods(wheel: Path, package: str, module_methods: set[str]) ->
             built = {t.attr for st in ast.walk(init) if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call)
                      for t in st.targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"} \
                 if init is not None else set()
+            # submodules handed to the constructor (`encoder: m.SEANetEncoder` kept as `self.encoder = encoder`)
+            given = {a.arg for a in (init.args.args + init.args.kwonlyargs if init is not None else [])
+                     if a.annotation is not None and ast.unparse(a.annotation).rsplit(".", 1)[-1] in module_names}
+            built |= {t.attr for st in ast.walk(init) if isinstance(st, ast.Assign) and isinstance(st.value, ast.Name)
+                      and st.value.id in given
+                      for t in st.targets if isinstance(t, ast.Attribute) and ast.unparse(t.value) == "self"} \
+                if init is not None else set()
 
             def runs(f, callee_ok) -> bool:
                 params = {a.arg for a in f.args.args[1:] + f.args.kwonlyargs} | \
                          ({f.args.vararg.arg} if f.args.vararg else set()) | ({f.args.kwarg.arg} if f.args.kwarg else set())
+                grown = True
+                while grown:  # a slice of an argument is its data (`frame = x[:, :, offset:offset + n]`)
+                    grown = False
+                    for st in ast.walk(f):
+                        if isinstance(st, ast.Assign) and isinstance(st.value, ast.Subscript) and \
+                                isinstance(st.value.value, ast.Name) and st.value.value.id in params:
+                            for t in st.targets:
+                                if isinstance(t, ast.Name) and t.id not in params:
+                                    params.add(t.id)
+                                    grown = True
                 for c in (n for n in ast.walk(f) if isinstance(n, ast.Call)):
                     target = None
                     if isinstance(c.func, ast.Name) and c.func.id == "self":

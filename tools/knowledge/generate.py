@@ -67,11 +67,16 @@ def torch_knowledge() -> dict:
 def _wheel(name: str, version: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     norm = name.replace("-", "_")
-    found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+
+    def present():  # the wheel, else the sdist of a project that publishes none
+        return sorted(CACHE.glob(f"{norm}-{version}-*.whl")) or sorted(CACHE.glob(f"{norm}-{version}.tar.gz")) or \
+            sorted(CACHE.glob(f"{name}-{version}.tar.gz"))
+
+    found = present()
     if not found:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(CACHE),
                         *pins.WHEEL_FOR.get((name, version), []), f"{name}=={version}"], check=True)
-        found = sorted(CACHE.glob(f"{norm}-{version}-*.whl"))
+        found = present()
     if not found:
         sys.exit(f"no wheel for {name}=={version} in {CACHE}")
     return found[0]
@@ -93,7 +98,7 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
     torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
     import torch
 
-    from knowledge import frameworks, tensor_libraries
+    from knowledge import factories, frameworks, tensor_libraries
 
     hf = pins.LIBRARIES["transformers"][0]
     acc = pins.LIBRARIES["accelerate"][0]
@@ -104,10 +109,12 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, (_m, v) in pins.HOST_PACKAGES.items()},
                 **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
                 **{k: [v] for k, (_m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
+                **{k: [v] for k, (_m, v) in pins.FACTORY_LIBRARIES.items()},
                 **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}}
     tl = pins.TENSOR_LIBRARIES
+    nn_methods = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, lpips, open_clip, pillow, yacs, easydict, addict, tqdm ast scan; "
+                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, pillow, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -120,12 +127,16 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                                         for lib in pins.MODEL_LIBRARIES},
             "stateful_library_modules": {m: frameworks.stateful_modules(_wheel(d, v), m, torch_stateful)
                                          for d, (m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
-            "module_input_methods": {lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
-                                                                          {n for n in dir(torch.nn.Module) if not n.startswith("_")})
+            "library_factories": {m: factories.library_factories(_wheel(d, v), m, torch_stateful)
+                                  for d, (m, v) in pins.FACTORY_LIBRARIES.items()},
+            "module_input_methods": {**{lib: frameworks.module_input_methods(_wheel(lib, pins.LIBRARIES[lib][0]), lib, nn_methods)
+                                        for lib in pins.INPUT_METHOD_LIBRARIES},
+                                     **{m: frameworks.module_input_methods(_wheel(d, v), m, nn_methods)
+                                        for d, (m, v) in pins.FACTORY_LIBRARIES.items()}},
+            "called_submodules": {**{lib: frameworks.called_submodules(_wheel(lib, pins.LIBRARIES[lib][0]), lib, nn_methods)
                                      for lib in pins.INPUT_METHOD_LIBRARIES},
-            "called_submodules": {lib: frameworks.called_submodules(_wheel(lib, pins.LIBRARIES[lib][0]), lib,
-                                                                    {n for n in dir(torch.nn.Module) if not n.startswith("_")})
-                                  for lib in pins.INPUT_METHOD_LIBRARIES},
+                                  **{m: frameworks.called_submodules(_wheel(d, v), m, nn_methods)
+                                     for d, (m, v) in pins.FACTORY_LIBRARIES.items()}},
             "generation_cpu_state": frameworks.generation_cpu_state(_wheel("transformers", hf)),
             "processor_modalities": frameworks.processor_modalities(_wheel("transformers", hf)),
             "shape_libraries": {"einops": tensor_libraries.einops(_wheel("einops", tl["einops"]))},

@@ -69,6 +69,10 @@ LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() f
 LIBRARY_MODULE_CHILDREN = {q: tuple(names) for per in _F.get("library_module_children", {}).values()
                            for q, names in per.items()}
 STATEFUL_LIBRARY_MODULES = frozenset(q for qs in _F.get("stateful_library_modules", {}).values() for q in qs)
+# Library functions building models (on their `device=` or the default device), image preprocessing,
+# tokenizers giving cpu token ids, cpu tensors (`open_clip.create_model_and_transforms`, `whisper.load_model`,
+# `sam_model_registry[...]` as `name[]`): qualified name (re-exports too) -> what the call gives.
+LIBRARY_FACTORIES = {q: spec for per in _F.get("library_factories", {}).values() for q, spec in per.items()}
 # Public methods of a library's models that run the model's submodules on their arguments, by library
 # (`CLIPModel.get_text_features`, `AutoencoderKL.encode`): a tensor on another device fails as in `model(x)`.
 MODULE_INPUT_METHODS = {lib: frozenset(ms) for lib, ms in _F.get("module_input_methods", {}).items()}

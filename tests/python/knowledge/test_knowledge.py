@@ -154,3 +154,24 @@ def test_stateful_library_modules_runner_functions_and_tokenizer_ints():
     # transformers tokenizers: methods annotated to give Python ints
     assert FW.HF_TOKENIZER_INT_METHODS["convert_tokens_to_ids"] == "int_or_list"
     assert FW.HF_TOKENIZER_INT_METHODS["encode"] == "list" and "decode" not in FW.HF_TOKENIZER_INT_METHODS
+
+
+def test_library_factories():
+    from devflow.analysis import framework_api as FW
+
+    pins = _pins()
+    for dist, (_package, version) in pins.FACTORY_LIBRARIES.items():
+        assert FW.VERSIONS[dist] == [version], dist
+    F = FW.LIBRARY_FACTORIES
+    # a tuple of a model on its `device` (default "cpu"), training preprocessing (timm's: unknown) and validation
+    # preprocessing (a torchvision Compose with a ToTensor), by the name users import it by
+    cmt = F["open_clip.create_model_and_transforms"]
+    assert cmt["kind"] == "tuple" and cmt["items"][0] == {"kind": "model", "device": "device", "position": 4, "default": "cpu"}
+    assert cmt["items"][1] is None and cmt["items"][2] == {"kind": "image_transform"}
+    assert F["open_clip.get_tokenizer"] == {"kind": "tokenizer"} and F["open_clip.tokenize"] == {"kind": "cpu_tensor"}
+    # a None device filled in with "cuda" if available; a registry of builders; a static method building the model
+    assert F["whisper.load_model"]["default"] == "auto" and F["clip.load"]["items"][0]["default"] == "auto"
+    assert F["segment_anything.sam_model_registry[]"] == {"kind": "model"}
+    assert F["encodec.EncodecModel.encodec_model_24khz"] == {"kind": "model"}
+    assert "open_clip.create_loss" not in F  # a loss holds no parameters: not a model to place
+    assert {"encode_image", "encode_text"} <= FW.MODULE_INPUT_METHODS["open_clip"]

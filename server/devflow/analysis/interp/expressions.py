@@ -280,6 +280,8 @@ class Expressions:
     def e_Subscript(self, node, frame):
         base = self.eval(node.value, frame)
         idx = self.eval(node.slice, frame)
+        if base.kind == "qual" and isinstance(base.const, str) and f"{base.const}[]" in FW.LIBRARY_FACTORIES:
+            return Val("qual", const=f"{base.const}[]")  # `sam_model_registry["vit_h"]`: one of a library's builders
         if base.kind == "unknown" and _reads_shape(node) and self.eval(node.value.value, frame).kind == "tensor":
             return Val("number")  # `x.shape[-1]`: a Python int
         if base.kind == "tensor":

@@ -668,6 +668,10 @@ class Modules:
         if obj.kind == "argparser":
             return self.argparser_method(node, obj, name, args, kwargs)
         if obj.kind == "tokenizer":
+            if "cpu_ids" in obj.attrs and name == "__call__" and "__opaque__" not in kwargs:
+                # a library tokenizer whose call returns its token ids as a tensor (open_clip's): made on the cpu
+                return Val("tensor", CPU, Origin(span_of(node), f"token ids made on cpu by `{self.text(node.func)}()` "
+                                                                f"at line {node.lineno}"))
             if obj.qual in FW.TOKENIZER_CONSTRUCTORS:  # tiktoken: encode() and friends give Python ints
                 return Val("obj", obj=Obj("list", qual="token ids")) if name in FW.TOKENIZER_INT_METHODS else UNKNOWN
             if name in ("encode", "__call__", "apply_chat_template", "batch_encode_plus", "encode_plus"):

@@ -16,6 +16,8 @@
 - `transforms`: torchvision's image transforms make tensors on the cpu from host images (PIL).
 - `graphs`: a graph dataset's items (torch_geometric) are graphs built on the cpu, fields and all.
 - `threads`: a thread pool's `submit(fn, *args)` / `asyncio.to_thread` run `fn(*args)`; the future gives its result.
+- `factories`: library functions building models (on their `device=` or the default device), image
+  preprocessing, tokenizers and tensors that users then place and feed (`open_clip.create_model_and_transforms`).
 - `callbacks`: transformers' own logits processors that keep a tensor on their `device` argument
   (default cpu) fail when called with tensors on another device.
 """
@@ -29,6 +31,7 @@ from devflow.analysis.interp.frameworks.autograd import AutogradFunctions
 from devflow.analysis.interp.frameworks.callbacks import LibraryCallbacks
 from devflow.analysis.interp.frameworks.distributions import Distributions
 from devflow.analysis.interp.frameworks.entries import Entries
+from devflow.analysis.interp.frameworks.factories import LibraryFactories
 from devflow.analysis.interp.frameworks.graphs import GraphData
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
@@ -38,7 +41,7 @@ from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
 class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators,
-                 LibraryCallbacks, ImageTransforms, GraphData, Threads):
+                 LibraryCallbacks, ImageTransforms, GraphData, Threads, LibraryFactories):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:
