@@ -1,5 +1,6 @@
 """Statements and control flow: assignments (names, attributes, subscripts, unpacking), if / for /
-while / with / try (branches joined, loop bodies run once), returns, defs.
+while / with / try (branches joined, loop bodies run once; twice when a pass changes a name's device,
+see `loop_carry`), returns, defs.
 """
 
 from __future__ import annotations
@@ -381,6 +382,7 @@ class Statements:
         before = dict(frame.env)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
+        self.run_next_pass(st, frame, before, lambda: self.assign(st.target, elem, frame, st))
         if not (self.known_nonempty(it) and not jumps):
             frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
@@ -406,6 +408,7 @@ class Statements:
         self.eval(st.test, frame)
         before = dict(frame.env)
         self.exec_block(st.body, frame)
+        self.run_next_pass(st, frame, before)
         frame.env = self.join_env(before, frame.env)
         self.exec_block(st.orelse, frame)
         return False
