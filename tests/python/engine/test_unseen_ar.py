@@ -5,8 +5,9 @@ fine-tuning and inference code (seq2seq decoders, Lightning modules, generation 
   from a state made on the model's device (`last_action = torch.full(..., device=self.device)`) and ends
   each step by rebinding it to a cpu tensor (`torch.IntTensor(next_action)` returned by a helper) feeds the
   cpu value to the model on every step after the first (yoyodyne#9: `torch.where` with the cuda counts and
-  the cuda action embedding). The body runs a second time from the state its first pass left, only when that
-  pass changed a tensor name's device; the state after the loop stays that of one pass. A body that ends in
+  the cuda action embedding); so is an attribute the body stores (`self.last = ...`). The body runs a second
+  time from the state its first pass left, only when that pass changed a tensor name's (or stored
+  attribute's) device; the state after the loop stays that of one pass. A body that ends in
   `break` / `return` never reaches a second iteration; a rebinding to the same device, or to a device not
   known, changes nothing.
 """
@@ -183,4 +184,54 @@ def test_silent_when_the_loop_state_is_moved_before_its_use():
         for _ in range(3):
             hidden = table(token.cuda())
             token = torch.LongTensor([1, 2])
+    """) == []
+
+
+def test_state_kept_on_the_instance():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+
+
+        class Decoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(16, 8)
+                self.out = nn.Linear(8, 16)
+
+            def decode(self, batch_size, steps):
+                self.last = torch.full((batch_size,), 0, device=self.embed.weight.device)
+                for _ in range(steps):
+                    logits = self.out(self.embed(self.last))
+                    self.last = torch.IntTensor([int(r.argmax()) for r in logits])
+                return self.last
+
+
+        model = Decoder().to("cuda")
+        model.decode(4, 10)
+    """) == [(16, "DEV201")]
+
+
+def test_silent_when_the_instance_state_stays_on_the_device():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+
+
+        class Decoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.embed = nn.Embedding(16, 8)
+                self.out = nn.Linear(8, 16)
+
+            def decode(self, batch_size, steps):
+                self.last = torch.full((batch_size,), 0, device=self.embed.weight.device)
+                for _ in range(steps):
+                    logits = self.out(self.embed(self.last))
+                    self.last = torch.tensor([int(r.argmax()) for r in logits], device=logits.device)
+                return self.last
+
+
+        model = Decoder().to("cuda")
+        model.decode(4, 10)
     """) == []

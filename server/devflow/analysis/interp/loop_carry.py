@@ -1,9 +1,10 @@
 """Values a loop body binds reach the body's next pass.
 
 A loop body runs once over the abstract state; a name it rebinds is read again at the top of the next
-iteration (a decoding loop's `last_action = self.choose(...)`, a recurrent state re-made each step). When
-the first pass rebinds a tensor name to a device that definitely differs from the one it had on entry, the
-body runs a second time from the state the first pass left, so what the next iteration meets is checked.
+iteration (a decoding loop's `last_action = self.choose(...)`, a recurrent state re-made each step), and so
+is an attribute it stores (`self.last = ...`, the object being the same on every iteration). When the first
+pass rebinds a tensor name or attribute to a device that definitely differs from the one it had on entry,
+the body runs a second time from the state the first pass left, so what the next iteration meets is checked.
 Only then: a body whose names keep their devices gains nothing from a second pass and costs a walk. The
 state after the loop stays that of one pass; the second pass only checks.
 """
@@ -14,16 +15,50 @@ import ast
 
 from devflow.analysis.lattice import definitely_differ
 
+_STORES: dict[int, tuple] = {}
+
 
 def rebinds_device(before: dict, after: dict) -> bool:
-    """A name bound to a tensor on entry is, after one pass, a tensor on a device that definitely differs."""
-    for name, now in after.items():
-        was = before.get(name)
-        if was is None or was is now or was.kind != "tensor" or now.kind != "tensor":
+    """A name (or attribute) bound to a tensor on entry is, after one pass, a tensor on a device that
+    definitely differs."""
+    for key, now in after.items():
+        was = before.get(key)
+        if was is None or now is None or was is now or was.kind != "tensor" or now.kind != "tensor":
             continue
         if definitely_differ(was.dev, now.dev):
             return True
     return False
+
+
+def stored_attributes(st) -> list[tuple[str, str]]:
+    """`name.attr` targets the loop body assigns (not in nested functions or classes); per loop node."""
+    hit = _STORES.get(id(st))
+    if hit is not None and hit[0] is st:
+        return hit[1]
+    out, stack = [], list(st.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AnnAssign, ast.AugAssign)) else []
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and (t.value.id, t.attr) not in out:
+                out.append((t.value.id, t.attr))
+        stack.extend(ast.iter_child_nodes(n))
+    if len(_STORES) > 50000:
+        _STORES.clear()
+    _STORES[id(st)] = (st, out)
+    return out
+
+
+def attribute_values(pairs, env: dict) -> dict:
+    """The current values of `name.attr` for objects the names hold (None where not known)."""
+    out = {}
+    for name, attr in pairs:
+        v = env.get(name)
+        if v is not None and v.kind in ("obj", "module") and v.obj is not None:
+            out[(name, attr)] = v.obj.attrs.get(attr)
+    return out
 
 
 def leaves_after_one_pass(body: list) -> bool:
@@ -32,10 +67,19 @@ def leaves_after_one_pass(body: list) -> bool:
 
 
 class LoopCarry:
-    """The second pass of a loop body whose first pass changed a tensor name's device."""
+    """The second pass of a loop body whose first pass changed a tensor name's (or attribute's) device."""
 
-    def run_next_pass(self, st, frame, before: dict, rebind=None) -> None:
-        if leaves_after_one_pass(st.body) or not rebinds_device(before, frame.env):
+    def loop_entry(self, st, before: dict) -> tuple[dict, dict]:
+        """The state a loop starts from: its names (`before`, a copy of the frame's), and the attributes
+        its body stores."""
+        return before, attribute_values(stored_attributes(st), before)
+
+    def run_next_pass(self, st, frame, entry: tuple[dict, dict], rebind=None) -> None:
+        before, attrs = entry
+        if leaves_after_one_pass(st.body):
+            return
+        if not rebinds_device(before, frame.env) and \
+                not (attrs and rebinds_device(attrs, attribute_values(list(attrs), frame.env))):
             return
         first = frame.env
         frame.env = dict(first)

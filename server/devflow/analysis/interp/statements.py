@@ -380,9 +380,10 @@ class Statements:
             return False
         elem = self.iter_elem(it, st.iter, frame)
         before = dict(frame.env)
+        entry = self.loop_entry(st, before)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
-        self.run_next_pass(st, frame, before, lambda: self.assign(st.target, elem, frame, st))
+        self.run_next_pass(st, frame, entry, lambda: self.assign(st.target, elem, frame, st))
         if not (self.known_nonempty(it) and not jumps):
             frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
@@ -407,8 +408,9 @@ class Statements:
     def s_While(self, st, frame):
         self.eval(st.test, frame)
         before = dict(frame.env)
+        entry = self.loop_entry(st, before)
         self.exec_block(st.body, frame)
-        self.run_next_pass(st, frame, before)
+        self.run_next_pass(st, frame, entry)
         frame.env = self.join_env(before, frame.env)
         self.exec_block(st.orelse, frame)
         return False
