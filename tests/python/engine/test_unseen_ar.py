@@ -8,8 +8,8 @@ fine-tuning and inference code (seq2seq decoders, Lightning modules, generation 
   the cuda action embedding); so is an attribute the body stores (`self.last = ...`). The body runs a second
   time from the state its first pass left, only when that pass changed a tensor name's (or stored
   attribute's) device; the state after the loop stays that of one pass. A body that ends in
-  `break` / `return` never reaches a second iteration; a rebinding to the same device, or to a device not
-  known, changes nothing.
+  `break` / `return`, or a `for` over at most one element (`range(1)`, a one-item list), never reaches a
+  second iteration; a rebinding to the same device, or to a device not known, changes nothing.
 """
 
 from __future__ import annotations
@@ -234,4 +234,20 @@ def test_silent_when_the_instance_state_stays_on_the_device():
 
         model = Decoder().to("cuda")
         model.decode(4, 10)
+    """) == []
+
+
+def test_silent_when_the_loop_runs_over_at_most_one_element():
+    assert _codes("""
+        import torch
+        import torch.nn as nn
+
+        table = nn.Embedding(10, 4).cuda()
+        token = torch.zeros(2, dtype=torch.long, device="cuda")
+        for _ in range(1):
+            hidden = table(token)
+            token = torch.LongTensor([1, 2])
+        for split in ["test"]:
+            hidden = table(token.cuda())
+            token = torch.LongTensor([3, 4])
     """) == []

@@ -66,6 +66,19 @@ def leaves_after_one_pass(body: list) -> bool:
     return bool(body) and isinstance(body[-1], (ast.Break, ast.Return, ast.Raise))
 
 
+def at_most_one_element(node, it) -> bool:
+    """A `for` over at most one element: a list / tuple known item by item with one or none, or `range(...)`
+    of constant bounds that counts at most one."""
+    if it is not None and it.kind == "obj" and it.obj is not None and it.obj.kind in ("list", "tuple") \
+            and it.elem is None and len(it.obj.items) <= 1:
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "range" and not node.keywords \
+            and 1 <= len(node.args) <= 3 and all(isinstance(a, ast.Constant) and type(a.value) is int for a in node.args):
+        bounds = [a.value for a in node.args]
+        return (bounds[-1] != 0 if len(bounds) == 3 else True) and len(range(*bounds)) <= 1
+    return False
+
+
 class LoopCarry:
     """The second pass of a loop body whose first pass changed a tensor name's (or attribute's) device."""
 
@@ -74,9 +87,10 @@ class LoopCarry:
         its body stores."""
         return before, attribute_values(stored_attributes(st), before)
 
-    def run_next_pass(self, st, frame, entry: tuple[dict, dict], rebind=None) -> None:
+    def run_next_pass(self, st, frame, entry: tuple[dict, dict], rebind=None, it=None) -> None:
+        """`it`: what a `for` iterates over (its node is `st.iter`)."""
         before, attrs = entry
-        if leaves_after_one_pass(st.body):
+        if leaves_after_one_pass(st.body) or (isinstance(st, (ast.For, ast.AsyncFor)) and at_most_one_element(st.iter, it)):
             return
         if not rebinds_device(before, frame.env) and \
                 not (attrs and rebinds_device(attrs, attribute_values(list(attrs), frame.env))):

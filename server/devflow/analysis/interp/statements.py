@@ -383,7 +383,7 @@ class Statements:
         entry = self.loop_entry(st, before)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
-        self.run_next_pass(st, frame, entry, lambda: self.assign(st.target, elem, frame, st))
+        self.run_next_pass(st, frame, entry, lambda: self.assign(st.target, elem, frame, st), it)
         if not (self.known_nonempty(it) and not jumps):
             frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
