@@ -25,6 +25,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `frameworks`: distributions, generators, packed sequences, jit.trace, Lightning / generate() hooks,
   thread pools.
 - `grads`: torch.autograd.grad's gradients, each on its input's device.
+- `loop_carry`: a loop body's second pass, from the state its first pass left, when that changed a name's device.
 - `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
@@ -43,6 +44,7 @@ from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.grads import Gradients
 from devflow.analysis.interp.import_effects import ImportEffects
 from devflow.analysis.interp.library import Library
+from devflow.analysis.interp.loop_carry import LoopCarry
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
 from devflow.analysis.interp.collectives import Collectives
@@ -58,7 +60,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients, LoopCarry):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -1,5 +1,6 @@
 """Statements and control flow: assignments (names, attributes, subscripts, unpacking), if / for /
-while / with / try (branches joined, loop bodies run once), returns, defs.
+while / with / try (branches joined, loop bodies run once; twice when a pass changes a name's device,
+see `loop_carry`), returns, defs.
 """
 
 from __future__ import annotations
@@ -379,8 +380,10 @@ class Statements:
             return False
         elem = self.iter_elem(it, st.iter, frame)
         before = dict(frame.env)
+        entry = self.loop_entry(st, before)
         self.assign(st.target, elem, frame, st)
         self.exec_block(st.body, frame)
+        self.run_next_pass(st, frame, entry, lambda: self.assign(st.target, elem, frame, st), it)
         if not (self.known_nonempty(it) and not jumps):
             frame.env = self.join_env(before, frame.env)  # the body may not have run
         self.exec_block(st.orelse, frame)
@@ -405,7 +408,9 @@ class Statements:
     def s_While(self, st, frame):
         self.eval(st.test, frame)
         before = dict(frame.env)
+        entry = self.loop_entry(st, before)
         self.exec_block(st.body, frame)
+        self.run_next_pass(st, frame, entry)
         frame.env = self.join_env(before, frame.env)
         self.exec_block(st.orelse, frame)
         return False
