@@ -486,3 +486,48 @@ def test_project_optimizer_with_inherited_restore_before_the_move_is_reported():
 
 def test_project_optimizer_that_brings_its_state_to_the_parameter_stays_silent():
     assert _codes(_SCHEDULE_FREE.replace("{z}", 'state["z"].to(p.device)')) == []
+
+
+_COPIES_IN_LOOP = """
+    import torch
+    import torch.nn as nn
+    from torch.optim import Optimizer
+
+
+    class SlowFast(Optimizer):
+        def __init__(self, params, lr=1e-3, alpha=0.5):
+            super().__init__(params, dict(lr=lr))
+            self.alpha = alpha
+            self.slow = {kind}
+            for group in self.param_groups:
+                for p in group["params"]:
+                    {store}
+
+        @torch.no_grad()
+        def step(self):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    p.add_(p.grad, alpha=-group["lr"])
+
+
+    model = nn.Linear(4, 4)
+    opt = SlowFast(model.parameters())
+    model.cuda()
+    model(torch.randn(2, 4).cuda()).sum().backward()
+    opt.step()
+"""
+
+
+def test_parameter_copies_stored_in_a_dict_in_a_loop_are_eager_state():
+    src = _COPIES_IN_LOOP.format(kind="{}", store="self.slow[p] = p.detach().clone()")
+    assert _codes(src) == [(24, "DEV304")]
+
+
+def test_parameter_copies_appended_in_a_loop_are_eager_state():
+    src = _COPIES_IN_LOOP.format(kind="[]", store="self.slow.append(torch.zeros_like(p))")
+    assert _codes(src) == [(24, "DEV304")]
+
+
+def test_loop_that_keeps_no_tensor_is_not_state():
+    src = _COPIES_IN_LOOP.format(kind="[]", store="self.slow.append(p.numel())")
+    assert _codes(src) == []

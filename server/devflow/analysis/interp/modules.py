@@ -93,6 +93,10 @@ def eager_state_store(info, index) -> ast.AST | None:
                 return n  # state.update(buf=torch.zeros_like(p))
             if _param_copies_on_self(n, fhome):
                 return n  # self.slow_weights = [[p.clone().detach() for p in group["params"]] for group in ...]
+            if isinstance(n, (ast.For, ast.AsyncFor)) and _names_parameters(n.iter):
+                found = _param_copy_in_loop(n, fhome)
+                if found is not None:
+                    return found  # for p in group["params"]: self.slow[p] = p.clone() / self.slow.append(...)
     return None
 
 
@@ -106,6 +110,25 @@ def _param_copies_on_self(node, index) -> bool:
     comps = [c for c in ast.walk(node.value) if isinstance(c, (ast.ListComp, ast.GeneratorExp, ast.DictComp))]
     over_params = any(_names_parameters(g.iter) for c in comps for g in c.generators)
     return over_params and _makes_tensor(node.value, index)
+
+
+def _param_copy_in_loop(loop, index) -> ast.AST | None:
+    """In a loop over the parameters, a tensor made from them kept on the optimizer outside `self.state`:
+    `self.<attr>[p] = p.clone()`, `self.<attr>.append(torch.zeros_like(p))`."""
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and _self_attr(t.value) for t in n.targets) \
+                and _makes_tensor(n.value, index):
+            return n
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
+                and _self_attr(n.func.value) and n.args and _makes_tensor(n.args[0], index):
+            return n
+    return None
+
+
+def _self_attr(node) -> bool:
+    """`self.<attr>`, other than the per-parameter `self.state` (its own rules above)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+        and node.attr != "state"
 
 
 def _names_parameters(node) -> bool:
