@@ -15,7 +15,7 @@ from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
 from devflow.analysis.interp.dict_truth import mark_escaped
-from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store
+from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store, places_state_itself
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -598,6 +598,8 @@ class Calls:
     def project_optimizer(self, node, obj, info, args, kwargs) -> None:
         """An optimizer class of the project: it steps the parameters of the modules it was given; when
         its `__init__` creates state tensors, they sit on those modules' device of this moment."""
+        # restored by the `load_state_dict` it inherits like a built-in one, unless it places its state itself
+        obj.project_optimizer = not places_state_itself(info)  # type: ignore[attr-defined]
         mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
         self.supersede_optimizers(mods)
         for m in mods:

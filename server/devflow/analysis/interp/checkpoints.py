@@ -64,6 +64,20 @@ class Checkpoints:
             opt.stale = None  # type: ignore[attr-defined]
 
 
+    def optimizer_reloaded(self, opt: Obj) -> None:
+        """`optimizer.load_state_dict(...)` once every model it updates has moved: the load casts each
+        state tensor to its parameter's device of this moment, so state left behind by the earlier move
+        (built in `__init__`, made by a first step, restored before the move) is re-placed with the
+        parameters (`opt.load_state_dict(opt.state_dict())` after `model.to(device)`)."""
+        stale = getattr(opt, "stale", None)
+        mods = [m for m in opt.modules if m.kind == "module"]
+        if stale is None or self.standalone or not mods or any(m.moved is None for m in mods):
+            return
+        stale.cancelled = True
+        opt.stale = None  # type: ignore[attr-defined]
+        opt.awaiting_step = None  # type: ignore[attr-defined]
+
+
 def _is_cpu(v: Val) -> bool:
     if v.kind == "const" and isinstance(v.const, str):
         return v.const.startswith("cpu")

@@ -547,6 +547,11 @@ class Expressions:
         return number
 
     def e_BoolOp(self, node, frame):
+        ternary = _and_or_ternary(node)
+        if ternary is not None:
+            # `(torch.cuda.is_available() and torch.device(...)) or torch.device("cpu")`: the old spelling of
+            # `x if c else y` (x truthy: a device, a non-empty name), chosen the same way
+            return self.e_IfExp(ternary, frame)
         vals = [self.eval(v, frame) for v in node.values]
         if all(v.kind == "tensor" for v in vals):
             return vals[-1]
@@ -1148,3 +1153,20 @@ def _token_ids() -> Val:
     """An entry of a BatchEncoding of lists (`enc.input_ids`, `enc["attention_mask"]`): lists of Python ints,
     never a 0-dim value; `torch.tensor()` of it is a cpu tensor like any other."""
     return Val("obj", obj=Obj("list", qual="token ids"))
+
+
+def _and_or_ternary(node: ast.BoolOp) -> ast.IfExp | None:
+    """`c and x or y` as `x if c else y`, where x is always truthy: a string constant that is not empty or
+    a `torch.device(...)` call (a device object is truthy)."""
+    if not (isinstance(node.op, ast.Or) and len(node.values) == 2):
+        return None
+    first = node.values[0]
+    if not (isinstance(first, ast.BoolOp) and isinstance(first.op, ast.And) and len(first.values) == 2):
+        return None
+    x = first.values[1]
+    truthy = (isinstance(x, ast.Constant) and isinstance(x.value, str) and x.value) or \
+        (isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute) and x.func.attr == "device"
+         and isinstance(x.func.value, ast.Name) and x.func.value.id == "torch")
+    if not truthy:
+        return None
+    return ast.copy_location(ast.IfExp(test=first.values[0], body=x, orelse=node.values[1]), node)

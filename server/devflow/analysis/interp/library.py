@@ -253,6 +253,21 @@ class Library:
             if types and all(t.kind == "qual" and t.const in builtin for t in types):
                 return Val("const", const=any(t.const == f"builtins.{args[0].obj.kind}" for t in types))
             return UNKNOWN
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
+                and args[0].obj.cls is not None and args[0].obj.kind == "instance":
+            # `isinstance(setup_params, dict)` of an instance of a project class (not a module) that derives from
+            # no builtin type: decided False (the branch that converts a dict is not the path taken)
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            builtin = ("builtins.list", "builtins.tuple", "builtins.dict", "builtins.set", "builtins.str",
+                       "builtins.int", "builtins.float", "builtins.bool", "builtins.bytes")
+            if types and all(t.kind == "qual" and t.const in builtin for t in types) and \
+                    not _derives_from_builtin(args[0].obj.cls, self.index):
+                return Val("const", const=False)
+            if types and all(t.kind == "class" and t.func is not None for t in types) and \
+                    any(_derives_from(args[0].obj.cls, t.func) for t in types):
+                # `isinstance(controller, Controller)` of a PatienceController(Controller) the code built: True
+                return Val("const", const=True)
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
@@ -915,3 +930,28 @@ def dict_of_pairs(args, kwargs) -> Val | None:
 def _modules_spread(node: ast.Call, rest: str) -> bool:
     """`nn.Sequential(*layers)`: only modules are spread (it takes no keywords)."""
     return rest in ("nn.Sequential", "nn.modules.container.Sequential") and not node.keywords
+
+
+def _derives_from_builtin(info, index, seen=None) -> bool:
+    """A project class with a builtin type (dict, list, ...) or an unresolved class among its bases."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    resolved = {b.name for b in info.base_infos}
+    for b in info.bases:
+        q = (info.home or index).qualify(b)
+        if q.startswith("builtins.") or (b.rsplit(".", 1)[-1] not in resolved and not q.startswith(("torch.", "object"))):
+            return True
+    return any(_derives_from_builtin(b, index, seen) for b in info.base_infos)
+
+
+def _derives_from(info, base, seen=None) -> bool:
+    """`info` is the project class `base` or derives from it."""
+    seen = seen if seen is not None else set()
+    if info is base:
+        return True
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    return any(_derives_from(b, base, seen) for b in info.base_infos)

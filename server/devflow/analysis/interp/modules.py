@@ -32,6 +32,21 @@ def derives_from_optimizer(info, index, seen=None) -> bool:
     return any(derives_from_optimizer(b, index, seen) for b in info.base_infos)
 
 
+def places_state_itself(info, seen=None) -> bool:
+    """A project optimizer whose own methods bring state to each parameter's device (`state['z'].to(p.device)`
+    in `eval()` / `train()` / `step()`): state left on another device is moved where it is used."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    for fn in info.methods.values():
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "to"
+               and any(isinstance(a, ast.Attribute) and a.attr == "device" for a in list(n.args) + [k.value for k in n.keywords])
+               for n in ast.walk(fn)):
+            return True
+    return any(places_state_itself(b, seen) for b in info.base_infos)
+
+
 def eager_state_store(info, index) -> ast.AST | None:
     """The first statement, in `__init__` or a method it calls on `self` (any depth), that stores a
     tensor made by a torch function into the per-parameter state (`self.state[p][k] = torch...`, or
@@ -76,7 +91,50 @@ def eager_state_store(info, index) -> ast.AST | None:
                     and (_is_self_state(n.func.value) or isinstance(n.func.value, ast.Name) and n.func.value.id in aliases) \
                     and any(_makes_tensor(a, fhome) for a in list(n.args) + [k.value for k in n.keywords]):
                 return n  # state.update(buf=torch.zeros_like(p))
+            if _param_copies_on_self(n, fhome):
+                return n  # self.slow_weights = [[p.clone().detach() for p in group["params"]] for group in ...]
+            if isinstance(n, (ast.For, ast.AsyncFor)) and _names_parameters(n.iter):
+                found = _param_copy_in_loop(n, fhome)
+                if found is not None:
+                    return found  # for p in group["params"]: self.slow[p] = p.clone() / self.slow.append(...)
     return None
+
+
+def _param_copies_on_self(node, index) -> bool:
+    """`self.<attr> = <comprehension over the parameters>` whose elements are tensors made from them
+    (LookAhead's slow weights: `[[p.clone().detach() for p in group['params']] for group in self.param_groups]`):
+    per-parameter state the optimizer keeps outside `self.state`, made where the parameters are now."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute)
+            and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"):
+        return False
+    comps = [c for c in ast.walk(node.value) if isinstance(c, (ast.ListComp, ast.GeneratorExp, ast.DictComp))]
+    over_params = any(_names_parameters(g.iter) for c in comps for g in c.generators)
+    return over_params and _makes_tensor(node.value, index)
+
+
+def _param_copy_in_loop(loop, index) -> ast.AST | None:
+    """In a loop over the parameters, a tensor made from them kept on the optimizer outside `self.state`:
+    `self.<attr>[p] = p.clone()`, `self.<attr>.append(torch.zeros_like(p))`."""
+    for n in ast.walk(loop):
+        if isinstance(n, ast.Assign) and any(isinstance(t, ast.Subscript) and _self_attr(t.value) for t in n.targets) \
+                and _makes_tensor(n.value, index):
+            return n
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "append" \
+                and _self_attr(n.func.value) and n.args and _makes_tensor(n.args[0], index):
+            return n
+    return None
+
+
+def _self_attr(node) -> bool:
+    """`self.<attr>`, other than the per-parameter `self.state` (its own rules above)."""
+    return isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self" \
+        and node.attr != "state"
+
+
+def _names_parameters(node) -> bool:
+    """`group['params']`, `self.param_groups`: an optimizer's parameters."""
+    return any(isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant) and n.slice.value == "params"
+               or isinstance(n, ast.Attribute) and n.attr == "param_groups" for n in ast.walk(node))
 
 
 def _is_self_state(node) -> bool:
@@ -645,7 +703,8 @@ class Modules:
                 return Val("obj", obj=Obj("iter"), elem=r.elem or self.elem_of_dict(obj))
             if name == "get" and args and args[0].kind == "const":
                 return obj.keys.get(args[0].const, UNKNOWN)
-        if obj.kind == "optimizer":
+        if obj.kind == "optimizer" or getattr(obj, "project_optimizer", False):
+            # (a project optimizer's methods it inherits from torch.optim.Optimizer: `load_state_dict` ...)
             if name == "step":
                 self.stepped(obj)
             if name == "step" and getattr(obj, "step_makes_state", False) and getattr(obj, "eager_state", None) is None:
@@ -658,6 +717,7 @@ class Modules:
                                        next(iter(devs)))
                 obj.step_makes_state = False  # type: ignore[attr-defined]
             if name == "load_state_dict":
+                self.optimizer_reloaded(obj)
                 self.optimizer_restored(node, obj, args, frame)
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
