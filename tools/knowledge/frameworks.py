@@ -1004,9 +1004,11 @@ def _public_reexports(trees: dict[str, ast.Module]) -> dict[str, str]:
                 if f"{pkg}.{name}" not in alias:
                     alias[f"{pkg}.{name}"] = alias.get(f"{src}.{name}", f"{src}.{name}")
                     changed = True
-    for _ in range(8):  # follow chains: nn.GCNConv -> nn.conv.GCNConv -> nn.conv.gcn_conv.GCNConv
-        alias = {a: alias.get(q, q) for a, q in alias.items()}
-    return alias
+    while True:  # follow chains: nn.GCNConv -> nn.conv.GCNConv -> nn.conv.gcn_conv.GCNConv
+        step = {a: alias.get(q, q) if alias.get(q, q) != a else q for a, q in alias.items()}  # (a cycle stops)
+        if step == alias:
+            return alias
+        alias = step
 
 
 def _subclasses(base_of: dict[str, list[str]], roots: set[str], alias: dict[str, str]) -> set[str]:
