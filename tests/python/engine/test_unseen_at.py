@@ -1,0 +1,368 @@
+"""Semantics found missing on unseen real cases, batch AT (tests/fixtures/engine/unseen/at_*): reinforcement
+learning agents, diffusion models and scientific ML.
+
+- A device attribute set to the cpu on one branch of an `if` (`if args.disable_cuda: args.device = "cpu"`)
+  is, after the `if`, the accelerator the test picks: on the other path it keeps the device it held (the
+  command line's `--device` default "cuda", a config's device). It is the statement form of
+  `"cpu" if args.disable_cuda else args.device`, as for a name; before, the cpu written last stood for
+  both paths and an agent never moved, fed inputs built with `device=self.device`, went unreported
+  (safe-grid-agents#19). Both branches writing it (`if ...: self.device = "cuda" else: self.device = "cpu"`)
+  is the same choice; a test on the device itself, or a value that is no device, is left as it was.
+- `copy.deepcopy(model)` is another instance of the model's class: its methods and `forward`, every
+  attribute, and copies of its submodules on the devices they were on. A target network or an old policy
+  (`self.old_policy = deepcopy(self)`, made while `__init__` still runs, on the device its submodules
+  built so far share) is followed into its own methods like the model it copies; moving the copy moves
+  its submodules and not the original's (and the other way round).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from devflow.api import check_source
+from project_fixtures import codes, write_project
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+# --- a device attribute chosen by an `if` ----------------------------------------------------------------
+
+_AGENT = """
+    import argparse
+
+    import torch
+    import torch.nn as nn
+
+
+    class Agent(nn.Module):
+        def __init__(self, args):
+            super().__init__()
+            self.device = args.device
+            self.net = nn.Linear(4, 2)
+
+        def act(self, obs):
+            x = torch.tensor(obs, dtype=torch.float32, device=self.device)
+            return self.net(x)
+
+
+    if __name__ == "__main__":
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda")
+        parser.add_argument("--disable-cuda", action="store_true")
+        args = parser.parse_args()
+        if args.disable_cuda:
+            args.device = "cpu"
+        agent = Agent(args)
+        agent.act([1.0, 2.0, 3.0, 4.0])
+"""
+
+
+def test_cpu_opt_out_on_an_attribute_keeps_the_accelerator_on_the_other_path():
+    assert _codes(_AGENT) == [(16, "DEV106")]
+
+
+def test_cpu_opt_out_agent_moved_stays_silent():
+    assert _codes(_AGENT.replace("self.net = nn.Linear(4, 2)", "self.net = nn.Linear(4, 2).to(self.device)")) == []
+
+
+def test_both_branches_set_the_device_attribute_renamed_config():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Config:
+            def __init__(self, use_gpu):
+                if use_gpu:
+                    self.dev = "cuda"
+                else:
+                    self.dev = "cpu"
+
+
+        def run(cfg):
+            model = nn.Linear(4, 2)
+            batch = torch.randn(8, 4).to(cfg.dev)
+            return model(batch)
+
+
+        run(Config(use_gpu=True))
+    """
+    assert (17, "DEV106") in _codes(src)
+
+
+def test_opt_out_in_a_helper_in_another_file_then_a_trainer_class(tmp_path):
+    write_project(tmp_path, {
+        "options.py": """
+            import argparse
+
+
+            def parse():
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--device", type=str, default="cuda:0")
+                parser.add_argument("--cpu", action="store_true")
+                opts = parser.parse_args()
+                if opts.cpu:
+                    opts.device = "cpu"
+                return opts
+        """,
+        "train.py": """
+            import torch
+            import torch.nn as nn
+
+            from options import parse
+
+
+            class Trainer:
+                def __init__(self, opts):
+                    self.opts = opts
+                    self.model = nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 1))
+
+                def step(self, data):
+                    x = torch.as_tensor(data, dtype=torch.float32).to(self.opts.device)
+                    return self.model(x)
+
+
+            if __name__ == "__main__":
+                Trainer(parse()).step([[1.0, 2.0, 3.0, 4.0]])
+        """,
+    })
+    assert (14, "DEV106") in codes(tmp_path, "train.py")
+
+
+def test_opt_out_to_cpu_everything_on_it_stays_silent():
+    src = """
+        import argparse
+
+        import torch
+        import torch.nn as nn
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--device", default="cuda")
+        parser.add_argument("--no-cuda", action="store_true")
+        args = parser.parse_args()
+        if args.no_cuda:
+            args.device = "cpu"
+        model = nn.Linear(4, 2).to(args.device)
+        x = torch.randn(3, 4).to(args.device)
+        model(x)
+    """
+    assert _codes(src) == []
+
+
+def test_attribute_of_unknown_device_opt_out_stays_silent():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        def run(cfg, flag):
+            if flag:
+                cfg.device = "cpu"
+            model = nn.Linear(4, 2)
+            x = torch.randn(3, 4).to(cfg.device)
+            return model(x)
+    """
+    assert _codes(src) == []
+
+
+# --- copy.deepcopy of a model: its class, attributes and submodules ------------------------------------------
+
+_OLD_POLICY = """
+    from copy import deepcopy
+
+    import torch
+    import torch.nn as nn
+
+
+    class PPOAgent(nn.Module):
+        def __init__(self, device):
+            super().__init__()
+            self.device = device
+            self.build()
+            self.old_policy = deepcopy(self)
+
+        def build(self):
+            self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
+            self.head = nn.Linear(8, 2)
+
+        def policy(self, obs):
+            x = torch.tensor(obs, dtype=torch.float32, device=self.device)
+            return self(x)
+
+        def forward(self, x):
+            return self.head(self.body(x))
+
+
+    agent = PPOAgent("cuda")
+    agent.old_policy.policy([1.0, 2.0, 3.0, 4.0])
+"""
+
+
+def test_copy_of_self_made_in_init_is_followed_into_its_methods():
+    assert _codes(_OLD_POLICY) == [(24, "DEV106")]
+
+
+def test_copy_of_self_made_after_moving_stays_silent():
+    src = _OLD_POLICY.replace("            self.build()\n", "            self.build()\n            self.to(self.device)\n")
+    assert _codes(src) == []
+
+
+def test_target_network_copy_of_an_unmoved_project_model_in_a_dqn_agent(tmp_path):
+    write_project(tmp_path, {
+        "nets.py": """
+            import torch.nn as nn
+
+
+            class QNet(nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.fc = nn.Linear(4, 2)
+
+                def q_values(self, obs):
+                    return self.fc(obs)
+        """,
+        "agent.py": """
+            import copy
+
+            import numpy as np
+            import torch
+
+            from nets import QNet
+
+
+            class DQNAgent:
+                def __init__(self, device="cuda"):
+                    self.device = torch.device(device)
+                    self.q = QNet()
+                    self.target = copy.deepcopy(self.q)
+
+                def update(self, batch):
+                    obs = torch.from_numpy(np.asarray(batch, dtype=np.float32)).to(self.device)
+                    return self.target.q_values(obs).max(1)[0]
+
+
+            DQNAgent().update([[0.0, 1.0, 2.0, 3.0]])
+        """,
+    })
+    assert (18, "DEV106") in codes(tmp_path, "agent.py") or (10, "DEV106") in codes(tmp_path, "nets.py")
+
+
+def test_target_network_copied_after_the_move_stays_silent():
+    src = """
+        import copy
+
+        import torch
+        import torch.nn as nn
+
+
+        class QNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def q_values(self, obs):
+                return self.fc(obs)
+
+
+        q = QNet().to("cuda")
+        target = copy.deepcopy(q)
+        target.q_values(torch.randn(3, 4, device="cuda"))
+    """
+    assert _codes(src) == []
+
+
+def test_moving_the_copy_leaves_the_original_where_it_was():
+    src = """
+        import copy
+
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(x)
+
+
+        net = Net()
+        ema = copy.deepcopy(net).to("cuda")
+        ema(torch.randn(3, 4, device="cuda"))
+        net(torch.randn(3, 4, device="cuda"))
+    """
+    found = _codes(src)
+    assert (14, "DEV106") in found or (20, "DEV106") in found
+    assert (19, "DEV106") not in found
+
+
+def test_copy_of_a_module_of_unknown_device_stays_silent():
+    src = """
+        import copy
+
+        import torch
+
+
+        def evaluate(model, x):
+            frozen = copy.deepcopy(model)
+            return frozen(x.to("cuda"))
+    """
+    assert _codes(src) == []
+
+
+def test_clones_of_a_layer_keep_its_module_list_of_sublayers():
+    src = """
+        import copy
+
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+
+        def clones(module, n):
+            return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
+
+
+        def causal_mask(size):
+            return torch.from_numpy(np.triu(np.ones((1, size, size)), k=1).astype("uint8")) == 0
+
+
+        class Sub(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.norm = nn.LayerNorm(8)
+
+            def forward(self, x, fn):
+                return x + fn(self.norm(x))
+
+
+        class Layer(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn.Linear(8, 8)
+                self.sublayer = clones(Sub(), 2)
+
+            def forward(self, x, mask):
+                return self.sublayer[0](x, lambda y: self.lin(y).masked_fill(mask == 0, -1e9))
+
+
+        class Decoder(nn.Module):
+            def __init__(self, layer, n):
+                super().__init__()
+                self.layers = clones(layer, n)
+
+            def forward(self, x):
+                mask = causal_mask(x.size(1))
+                for layer in self.layers:
+                    x = layer(x, mask)
+                return x
+
+
+        model = Decoder(Layer(), 2).to("cuda")
+        model(torch.randn(2, 5, 8, device="cuda"))
+    """
+    assert _codes(src) == [(42, "DEV202")]
