@@ -8,6 +8,11 @@ learning agents, diffusion models and scientific ML.
   both paths and an agent never moved, fed inputs built with `device=self.device`, went unreported
   (safe-grid-agents#19). Both branches writing it (`if ...: self.device = "cuda" else: self.device = "cpu"`)
   is the same choice; a test on the device itself, or a value that is no device, is left as it was.
+- A nested function is one function per closure: the same `constructor` that a registry factory
+  (`create_class_constructor(base, {...})`) makes for agents, networks and buffers runs inside another of
+  its closures (`get_agent(cfg)` whose agent builds `get_qnet(cfg)`); only a closure running inside itself
+  is recursion, and a call's memo is per closure. Before, the inner build was cut off as recursion and
+  the network the agent builds was unknown.
 - `copy.deepcopy(model)` is another instance of the model's class: its methods and `forward`, every
   attribute, and copies of its submodules on the devices they were on. A target network or an old policy
   (`self.old_policy = deepcopy(self)`, made while `__init__` still runs, on the device its submodules
@@ -366,3 +371,126 @@ def test_clones_of_a_layer_keep_its_module_list_of_sublayers():
         model(torch.randn(2, 5, 8, device="cuda"))
     """
     assert _codes(src) == [(42, "DEV202")]
+
+
+# --- registries: one factory's closures build inside each other --------------------------------------------
+
+_REGISTRY = """
+    import torch
+    import torch.nn as nn
+
+
+    def create_class_constructor(class_dict):
+        def constructor(config):
+            return class_dict[config["name"]](**config["kwargs"])
+        return constructor
+
+
+    class MLP(nn.Module):
+        def __init__(self, in_dim, out_dim):
+            super().__init__()
+            self.fc = nn.Linear(in_dim, out_dim)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    get_qnet = create_class_constructor({"MLP": MLP})
+
+
+    class Agent:
+        def __init__(self, qnet, device="cpu"):
+            self.device = torch.device(device)
+            self.qnet = get_qnet(qnet)
+
+        def act(self, obs):
+            x = torch.tensor(obs).float().to(self.device)
+            return self.qnet(x)
+
+
+    get_agent = create_class_constructor({"Agent": Agent})
+
+    if __name__ == "__main__":
+        config = {"name": "Agent", "kwargs": {"device": "cuda",
+                                              "qnet": {"name": "MLP", "kwargs": {"in_dim": 4, "out_dim": 2}}}}
+        agent = get_agent(config)
+        agent.act([1.0, 2.0, 3.0, 4.0])
+"""
+
+
+def test_registry_closure_runs_inside_another_of_its_closures_and_builds_the_network():
+    assert _codes(_REGISTRY) == [(31, "DEV106")]
+
+
+def test_registry_agent_moving_its_network_stays_silent():
+    assert _codes(_REGISTRY.replace("self.qnet = get_qnet(qnet)", "self.qnet = get_qnet(qnet).to(self.device)")) == []
+
+
+def test_registry_split_into_files_with_a_trainer_class(tmp_path):
+    write_project(tmp_path, {
+        "registry.py": """
+            def make_builder(registry):
+                def build(cfg):
+                    return registry[cfg["type"]](**cfg["args"])
+                return build
+        """,
+        "policies.py": """
+            import torch.nn as nn
+
+            from registry import make_builder
+
+
+            class Policy(nn.Module):
+                def __init__(self, obs_dim=4, n_actions=2):
+                    super().__init__()
+                    self.body = nn.Sequential(nn.Linear(obs_dim, 32), nn.Tanh(), nn.Linear(32, n_actions))
+
+                def forward(self, obs):
+                    return self.body(obs)
+
+
+            build_policy = make_builder({"Policy": Policy})
+        """,
+        "trainer.py": """
+            import torch
+
+            from policies import build_policy
+            from registry import make_builder
+
+
+            class Trainer:
+                def __init__(self, policy_cfg, device="cuda"):
+                    self.device = torch.device(device)
+                    self.policy = build_policy(policy_cfg)
+
+                def rollout(self, obs):
+                    return self.policy(torch.as_tensor(obs, dtype=torch.float32, device=self.device))
+
+
+            build_trainer = make_builder({"Trainer": Trainer})
+
+            if __name__ == "__main__":
+                cfg = {"type": "Trainer", "args": {"policy_cfg": {"type": "Policy", "args": {}}}}
+                build_trainer(cfg).rollout([[0.0, 0.1, 0.2, 0.3]])
+        """,
+    })
+    assert (13, "DEV106") in codes(tmp_path, "trainer.py")
+
+
+def test_recursive_closure_still_stops():
+    src = """
+        import torch
+
+
+        def make():
+            def walk(n):
+                if n == 0:
+                    return torch.zeros(2)
+                return walk(n - 1)
+            return walk
+
+
+        walk = make()
+        walk(3) + torch.ones(2, device="cuda")
+    """
+    assert _codes(src) == []
