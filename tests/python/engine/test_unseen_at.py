@@ -13,11 +13,19 @@ learning agents, diffusion models and scientific ML.
   its closures (`get_agent(cfg)` whose agent builds `get_qnet(cfg)`); only a closure running inside itself
   is recursion, and a call's memo is per closure. Before, the inner build was cut off as recursion and
   the network the agent builds was unknown.
+- An `assert` statement's test runs (unless `python -O`): a device mix in it raises like any expression.
+  An epsilon-greedy sampler checking its probabilities built from the Q-network's cuda scores with
+  `assert torch.allclose(p.sum(1), torch.ones(p.shape[0]))` fails on the GPU (ReAgent#690). The message
+  is run only when the test fails, so it is not run.
 - `copy.deepcopy(model)` is another instance of the model's class: its methods and `forward`, every
   attribute, and copies of its submodules on the devices they were on. A target network or an old policy
   (`self.old_policy = deepcopy(self)`, made while `__init__` still runs, on the device its submodules
   built so far share) is followed into its own methods like the model it copies; moving the copy moves
-  its submodules and not the original's (and the other way round).
+  its submodules and not the original's (and the other way round). A deep copy of an object of a project
+  class (`agent_config = deepcopy(self.config)` in a trainer) is an object of that class with copies of
+  its attributes: the copy's `use_GPU`, device and hyperparameters are the original's (p-christ's
+  Deep-RL Trainer, where the agent's networks follow `config.use_GPU` and its replay buffer picks cuda
+  on its own).
 """
 
 from __future__ import annotations
@@ -494,3 +502,169 @@ def test_recursive_closure_still_stops():
         walk(3) + torch.ones(2, device="cuda")
     """
     assert _codes(src) == []
+
+
+# --- an assert's test runs --------------------------------------------------------------------------------
+
+_SAMPLER = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class EpsilonGreedy:
+        def __init__(self, epsilon):
+            self.epsilon = epsilon
+
+        def sample_action(self, scores):
+            n = scores.shape[1]
+            greedy = F.one_hot(scores.argmax(dim=1), n).bool()
+            p = torch.zeros_like(scores) + self.epsilon / n
+            p[greedy] += 1 - self.epsilon
+            assert torch.allclose(p.sum(1), torch.ones(p.shape[0]))
+            return torch.distributions.Categorical(probs=p).sample()
+
+
+    q = nn.Linear(4, 2).to("cuda")
+    EpsilonGreedy(0.1).sample_action(q(torch.randn(1, 4, device="cuda")))
+"""
+
+
+def test_assert_test_with_a_cpu_factory_meets_the_cuda_scores():
+    assert _codes(_SAMPLER) == [(16, "DEV201")]
+
+
+def test_assert_fixed_with_ones_like_stays_silent():
+    assert _codes(_SAMPLER.replace("torch.ones(p.shape[0])", "torch.ones_like(p.sum(1))")) == []
+
+
+def test_assert_message_is_not_run():
+    src = """
+        import torch
+
+
+        def check(x):
+            assert x.is_cuda, f"expected cuda, got {x + torch.ones(3)}"
+            return x
+
+
+        check(torch.randn(3, device="cuda"))
+    """
+    assert _codes(src) == []
+
+
+def test_assert_in_a_policy_split_into_files(tmp_path):
+    write_project(tmp_path, {
+        "samplers.py": """
+            import torch
+
+
+            class Sampler:
+                def probs(self, logits):
+                    p = torch.softmax(logits, dim=-1)
+                    assert (p.sum(-1) - torch.ones(p.shape[0])).abs().max() < 1e-5
+                    return p
+        """,
+        "policy.py": """
+            import torch
+            import torch.nn as nn
+
+            from samplers import Sampler
+
+
+            class Policy:
+                def __init__(self, device):
+                    self.net = nn.Linear(4, 2).to(device)
+                    self.sampler = Sampler()
+
+                def act(self, obs):
+                    return self.sampler.probs(self.net(obs))
+
+
+            if __name__ == "__main__":
+                device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                Policy(device).act(torch.randn(1, 4).to(device))
+        """,
+    })
+    assert codes(tmp_path, "policy.py") == [(13, "DEV201")]
+
+
+# --- deepcopy of a project object: a config copied for each agent ------------------------------------------
+
+_TRAINER = """
+    import copy
+
+    import torch
+    import torch.nn as nn
+
+
+    class Config:
+        def __init__(self):
+            self.use_GPU = None
+            self.hidden = 16
+
+
+    class Buffer:
+        def __init__(self):
+            self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+
+        def sample(self):
+            return torch.randn(8, 4).to(self.device)
+
+
+    class Agent:
+        def __init__(self, config):
+            self.device = "cuda:0" if config.use_GPU else "cpu"
+            self.net = nn.Linear(4, config.hidden).to(self.device)
+            self.memory = Buffer()
+
+        def learn(self):
+            return self.net(self.memory.sample())
+
+
+    class Trainer:
+        def __init__(self, config, agents):
+            self.config = config
+            self.agents = agents
+
+        def run(self):
+            for agent_class in self.agents:
+                agent_config = copy.deepcopy(self.config)
+                agent_class(agent_config).learn()
+
+
+    config = Config()
+    config.use_GPU = False
+    Trainer(config, [Agent]).run()
+"""
+
+
+def test_deepcopy_of_a_config_keeps_its_settings():
+    assert _codes(_TRAINER) == [(29, "DEV106")]
+
+
+def test_deepcopy_of_a_config_buffer_on_the_agent_device_stays_silent():
+    src = _TRAINER.replace("self.memory = Buffer()", "self.memory = Buffer()\n            self.memory.device = self.device")
+    assert _codes(src) == []
+
+
+def test_deepcopy_of_a_config_copy_changed_leaves_the_original():
+    src = """
+        import copy
+
+        import torch
+        import torch.nn as nn
+
+
+        class Settings:
+            def __init__(self):
+                self.device = "cuda"
+
+
+        base = Settings()
+        cpu_settings = copy.deepcopy(base)
+        cpu_settings.device = "cpu"
+        net = nn.Linear(4, 2).to(base.device)
+        net(torch.randn(3, 4).to(cpu_settings.device))
+    """
+    assert _codes(src) == [(17, "DEV202")]

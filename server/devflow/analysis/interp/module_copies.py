@@ -1,4 +1,6 @@
 """`copy.deepcopy(model)`: another instance of the model's class, with copies of its submodules.
+`copy.deepcopy(obj)` of an object of a project class (a config, an agent): another object of that class
+with copies of its attributes (`agent_config = deepcopy(self.config)` keeps `use_GPU`, the device, ...).
 
 A deep copy keeps the class (its methods and `forward`), every attribute, and every submodule and tensor
 on the device it was on when copied: a target network (`self.target_net = deepcopy(self.q_net)`), an old
@@ -22,6 +24,8 @@ def _copy_val(v: Val, memo: dict) -> Val:
     if v.kind == "module":
         return Val("module", obj=_copy_obj(o, o.origin, memo), text=v.text,
                    elem=_copy_val(v.elem, memo) if v.elem is not None else None)
+    if is_project_instance(v):
+        return deep_copy_instance(v, memo)
     if v.kind == "obj" and o.kind in _CONTAINERS:
         c = memo.get(id(o))
         if c is None:
@@ -66,3 +70,19 @@ def deep_copy_module(src: Obj, dev: Dev, origin: Origin, line: int) -> Obj:
     c = _copy_obj(src, origin, {})
     c.role, c.created_line, c.dev = "copy", line, dev
     return c
+
+
+def is_project_instance(v: Val) -> bool:
+    return v.kind == "obj" and v.obj is not None and v.obj.kind == "instance" and v.obj.cls is not None \
+        and not getattr(v.obj, "standalone", False)
+
+
+def deep_copy_instance(v: Val, memo: dict | None = None) -> Val:
+    """The copy of an object of a project class: same class, copies of its attributes."""
+    memo = {} if memo is None else memo
+    src = v.obj
+    c = memo.get(id(src))
+    if c is None:
+        c = memo[id(src)] = Obj("instance", qual=src.qual, cls=src.cls, origin=src.origin)
+        c.attrs = {k: _copy_val(a, memo) for k, a in src.attrs.items()}
+    return Val("obj", obj=c, text=v.text)

@@ -52,6 +52,12 @@ class Statements:
             if self.__dict__.get("flag_tails"):
                 self.end_flag_tails(mark, frame)  # (attributes narrowed after `if flag: return`: as they were)
 
+    def s_Assert(self, st, frame):
+        # the test runs (unless `python -O`): a device mix in it raises like any expression's (its message
+        # runs only when the test fails, so it is not run here)
+        self.eval(st.test, frame)
+        return False
+
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
         call = st.value
