@@ -17,15 +17,13 @@ learning agents, diffusion models and scientific ML.
   An epsilon-greedy sampler checking its probabilities built from the Q-network's cuda scores with
   `assert torch.allclose(p.sum(1), torch.ones(p.shape[0]))` fails on the GPU (ReAgent#690). The message
   is run only when the test fails, so it is not run.
-- `copy.deepcopy(model)` is another instance of the model's class: its methods and `forward`, every
-  attribute, and copies of its submodules on the devices they were on. A target network or an old policy
-  (`self.old_policy = deepcopy(self)`, made while `__init__` still runs, on the device its submodules
-  built so far share) is followed into its own methods like the model it copies; moving the copy moves
-  its submodules and not the original's (and the other way round). A deep copy of an object of a project
-  class (`agent_config = deepcopy(self.config)` in a trainer) is an object of that class with copies of
-  its attributes: the copy's `use_GPU`, device and hyperparameters are the original's (p-christ's
-  Deep-RL Trainer, where the agent's networks follow `config.use_GPU` and its replay buffer picks cuda
-  on its own).
+- A deep copy of an object of a project class (`agent_config = deepcopy(self.config)` in a trainer) is an
+  object of that class with copies of its attributes: the copy's `use_GPU`, device and hyperparameters
+  are the original's (p-christ's Deep-RL Trainer, where the agent's networks follow `config.use_GPU` and
+  its replay buffer picks cuda on its own). A copy of a module made while its `__init__` runs
+  (`self.old_policy = deepcopy(self)`) is on the device its submodules built so far share. Copies of
+  modules stay opaque otherwise: following their class into cloned layers reached an undecidable
+  `if is_jit_tracing():` branch in the icefall field (a false alarm), so that is left for later.
 """
 
 from __future__ import annotations
@@ -178,207 +176,6 @@ def test_attribute_of_unknown_device_opt_out_stays_silent():
             return model(x)
     """
     assert _codes(src) == []
-
-
-# --- copy.deepcopy of a model: its class, attributes and submodules ------------------------------------------
-
-_OLD_POLICY = """
-    from copy import deepcopy
-
-    import torch
-    import torch.nn as nn
-
-
-    class PPOAgent(nn.Module):
-        def __init__(self, device):
-            super().__init__()
-            self.device = device
-            self.build()
-            self.old_policy = deepcopy(self)
-
-        def build(self):
-            self.body = nn.Sequential(nn.Linear(4, 8), nn.ReLU())
-            self.head = nn.Linear(8, 2)
-
-        def policy(self, obs):
-            x = torch.tensor(obs, dtype=torch.float32, device=self.device)
-            return self(x)
-
-        def forward(self, x):
-            return self.head(self.body(x))
-
-
-    agent = PPOAgent("cuda")
-    agent.old_policy.policy([1.0, 2.0, 3.0, 4.0])
-"""
-
-
-def test_copy_of_self_made_in_init_is_followed_into_its_methods():
-    assert _codes(_OLD_POLICY) == [(24, "DEV106")]
-
-
-def test_copy_of_self_made_after_moving_stays_silent():
-    src = _OLD_POLICY.replace("            self.build()\n", "            self.build()\n            self.to(self.device)\n")
-    assert _codes(src) == []
-
-
-def test_target_network_copy_of_an_unmoved_project_model_in_a_dqn_agent(tmp_path):
-    write_project(tmp_path, {
-        "nets.py": """
-            import torch.nn as nn
-
-
-            class QNet(nn.Module):
-                def __init__(self):
-                    super().__init__()
-                    self.fc = nn.Linear(4, 2)
-
-                def q_values(self, obs):
-                    return self.fc(obs)
-        """,
-        "agent.py": """
-            import copy
-
-            import numpy as np
-            import torch
-
-            from nets import QNet
-
-
-            class DQNAgent:
-                def __init__(self, device="cuda"):
-                    self.device = torch.device(device)
-                    self.q = QNet()
-                    self.target = copy.deepcopy(self.q)
-
-                def update(self, batch):
-                    obs = torch.from_numpy(np.asarray(batch, dtype=np.float32)).to(self.device)
-                    return self.target.q_values(obs).max(1)[0]
-
-
-            DQNAgent().update([[0.0, 1.0, 2.0, 3.0]])
-        """,
-    })
-    assert (18, "DEV106") in codes(tmp_path, "agent.py") or (10, "DEV106") in codes(tmp_path, "nets.py")
-
-
-def test_target_network_copied_after_the_move_stays_silent():
-    src = """
-        import copy
-
-        import torch
-        import torch.nn as nn
-
-
-        class QNet(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 2)
-
-            def q_values(self, obs):
-                return self.fc(obs)
-
-
-        q = QNet().to("cuda")
-        target = copy.deepcopy(q)
-        target.q_values(torch.randn(3, 4, device="cuda"))
-    """
-    assert _codes(src) == []
-
-
-def test_moving_the_copy_leaves_the_original_where_it_was():
-    src = """
-        import copy
-
-        import torch
-        import torch.nn as nn
-
-
-        class Net(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.fc = nn.Linear(4, 2)
-
-            def forward(self, x):
-                return self.fc(x)
-
-
-        net = Net()
-        ema = copy.deepcopy(net).to("cuda")
-        ema(torch.randn(3, 4, device="cuda"))
-        net(torch.randn(3, 4, device="cuda"))
-    """
-    found = _codes(src)
-    assert (14, "DEV106") in found or (20, "DEV106") in found
-    assert (19, "DEV106") not in found
-
-
-def test_copy_of_a_module_of_unknown_device_stays_silent():
-    src = """
-        import copy
-
-        import torch
-
-
-        def evaluate(model, x):
-            frozen = copy.deepcopy(model)
-            return frozen(x.to("cuda"))
-    """
-    assert _codes(src) == []
-
-
-def test_clones_of_a_layer_keep_its_module_list_of_sublayers():
-    src = """
-        import copy
-
-        import numpy as np
-        import torch
-        import torch.nn as nn
-
-
-        def clones(module, n):
-            return nn.ModuleList([copy.deepcopy(module) for _ in range(n)])
-
-
-        def causal_mask(size):
-            return torch.from_numpy(np.triu(np.ones((1, size, size)), k=1).astype("uint8")) == 0
-
-
-        class Sub(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.norm = nn.LayerNorm(8)
-
-            def forward(self, x, fn):
-                return x + fn(self.norm(x))
-
-
-        class Layer(nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lin = nn.Linear(8, 8)
-                self.sublayer = clones(Sub(), 2)
-
-            def forward(self, x, mask):
-                return self.sublayer[0](x, lambda y: self.lin(y).masked_fill(mask == 0, -1e9))
-
-
-        class Decoder(nn.Module):
-            def __init__(self, layer, n):
-                super().__init__()
-                self.layers = clones(layer, n)
-
-            def forward(self, x):
-                mask = causal_mask(x.size(1))
-                for layer in self.layers:
-                    x = layer(x, mask)
-                return x
-
-
-        model = Decoder(Layer(), 2).to("cuda")
-        model(torch.randn(2, 5, 8, device="cuda"))
-    """
-    assert _codes(src) == [(42, "DEV202")]
 
 
 # --- registries: one factory's closures build inside each other --------------------------------------------
@@ -668,3 +465,39 @@ def test_deepcopy_of_a_config_copy_changed_leaves_the_original():
         net(torch.randn(3, 4).to(cpu_settings.device))
     """
     assert _codes(src) == [(17, "DEV202")]
+
+
+def test_copy_of_a_module_of_unknown_device_stays_silent():
+    src = """
+        import copy
+
+        import torch
+
+
+        def evaluate(model, x):
+            frozen = copy.deepcopy(model)
+            return frozen(x.to("cuda"))
+    """
+    assert _codes(src) == []
+
+
+def test_copy_of_self_in_init_is_on_the_device_of_its_layers_so_far():
+    src = """
+        from copy import deepcopy
+
+        import torch
+        import torch.nn as nn
+
+
+        class Agent(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.net = nn.Linear(4, 2)
+                self.old = deepcopy(self)
+
+
+        agent = Agent()
+        agent.old(torch.randn(3, 4, device="cuda"))
+    """
+    assert _codes(src) == [(16, "DEV106")]
+

@@ -13,7 +13,7 @@ from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, 
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
-from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, deep_copy_module, is_project_instance
+from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
 
 
 
@@ -154,7 +154,8 @@ class Library:
                 return UNKNOWN
             reason = (f"copied by `{self.text(node)}` at line {node.lineno}" +
                       (" before the model was moved" if src.moved is None else ""))
-            return Val("module", obj=deep_copy_module(src, dev, Origin(span_of(node), reason), node.lineno))
+            return Val("module", obj=Obj("module", qual=src.qual, dev=dev, origin=Origin(span_of(node), reason),
+                                         created_line=node.lineno, training=src.training, role="copy"))
         if q == "copy.deepcopy" and args and is_project_instance(args[0]):
             return deep_copy_instance(args[0])  # `agent_config = deepcopy(self.config)`: the same settings
         if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
