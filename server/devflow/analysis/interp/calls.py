@@ -340,7 +340,10 @@ class Calls:
         fn = fref.node
         if self.standalone and not standalone and _own_method_of_standalone_self(fref, self_val):
             standalone = True  # `self._helper(...)` in a method checked on its own: the helper's code is this object's
-        if self.budget <= 0 or self.depth >= MAX_DEPTH or id(fn) in self.active or (self.standalone and not standalone):
+        # a nested function is one per closure: the same `constructor` made by a registry factory for agents,
+        # networks and buffers runs inside another of its closures (`get_agent(cfg)` building `get_qnet(cfg)`)
+        active_key = (id(fn), id(fref.closure)) if fref.closure is not None else id(fn)
+        if self.budget <= 0 or self.depth >= MAX_DEPTH or active_key in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args
         params = [p.arg for p in a.posonlyargs + a.args]
@@ -350,7 +353,7 @@ class Calls:
         memo_key = None
         if not standalone:
             try:
-                memo_key = (id(fn), tuple(call_sig(v) for v in bound_args), tuple(sorted((k, call_sig(v)) for k, v in kwargs.items())),
+                memo_key = (id(fn), fref.closure, tuple(call_sig(v) for v in bound_args), tuple(sorted((k, call_sig(v)) for k, v in kwargs.items())),
                             # a call after a global was rebound, or after an attribute store moved some state, runs again
                             self.globals_sig(fn), self.heap_epoch)
             except TypeError:
@@ -392,7 +395,7 @@ class Calls:
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k not in params}
             frame.env[a.kwarg.arg] = Val("obj", obj=d)
-        self.active.add(id(fn))
+        self.active.add(active_key)
         self.depth += 1
         saved = self.frame
         self.frame = frame
@@ -406,7 +409,7 @@ class Calls:
         finally:
             self.frame = saved
             self.depth -= 1
-            self.active.discard(id(fn))
+            self.active.discard(active_key)
             self.step_recorders.pop()
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
         if frame.yields is not None or (not isinstance(fn, ast.Lambda) and self._is_generator(fn)):

@@ -13,6 +13,7 @@ from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, 
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
+from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
 
 
 
@@ -150,12 +151,15 @@ class Library:
                                          created_line=node.lineno, training=True))
         if q == "copy.deepcopy" and args and args[0].kind == "module" and args[0].obj is not None:
             src = args[0].obj
-            if src.dev is None or not src.dev.known or getattr(src, "standalone", False):
+            dev = copied_device(src)
+            if dev is None or not dev.known or getattr(src, "standalone", False):
                 return UNKNOWN
             reason = (f"copied by `{self.text(node)}` at line {node.lineno}" +
                       (" before the model was moved" if src.moved is None else ""))
-            return Val("module", obj=Obj("module", qual=src.qual, dev=src.dev, origin=Origin(span_of(node), reason),
+            return Val("module", obj=Obj("module", qual=src.qual, dev=dev, origin=Origin(span_of(node), reason),
                                          created_line=node.lineno, training=src.training, role="copy"))
+        if q == "copy.deepcopy" and args and is_project_instance(args[0]):
+            return deep_copy_instance(args[0])  # `agent_config = deepcopy(self.config)`: the same settings
         if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
             args[0].obj.peft = True
             return args[0]

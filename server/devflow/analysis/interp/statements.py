@@ -15,6 +15,7 @@ from devflow.analysis.interp.global_branches import GlobalBranches
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
+from devflow.analysis.interp.attr_devices import device_attrs_chosen_on_branches
 from devflow.analysis.interp.device_probes import probe_only
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
@@ -51,6 +52,12 @@ class Statements:
         finally:
             if self.__dict__.get("flag_tails"):
                 self.end_flag_tails(mark, frame)  # (attributes narrowed after `if flag: return`: as they were)
+
+    def s_Assert(self, st, frame):
+        # the test runs (unless `python -O`): a device mix in it raises like any expression's (its message
+        # runs only when the test fails, so it is not run here)
+        self.eval(st.test, frame)
+        return False
 
     def s_Expr(self, st, frame):
         val = self.eval(st.value, frame)
@@ -219,6 +226,7 @@ class Statements:
             return True
         if not t_body and not t_else:
             self._attrs_set_on_both_branches(body_writes, else_writes)
+            device_attrs_chosen_on_branches(st, body_writes, else_writes, self.text(st.test))
             self.note_flag_attr_moves(st, body_writes, else_writes, frame)
         self._offloaded_on_one_branch(st, body_moves, else_moves, frame, first_new)
         if t_body:
