@@ -299,7 +299,9 @@ class Expressions:
             if ints and base.dims > n_idx:
                 # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
-            item = Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            # a slice (or None) keeps (adds) a dimension, and a 0-dim tensor cannot be sliced: the item has dims
+            scalar = (base.scalar or ints) and not _keeps_a_dim(node.slice)
+            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node))
             item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
             return item
         if base.kind == "qual" and base.const == "os.environ":
@@ -1112,6 +1114,13 @@ def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
                or (v.kind == "tensor" and v.scalar and not v.dims and not v.batch) for v in idx_vals)
+
+
+def _keeps_a_dim(sl: ast.expr) -> bool:
+    """`x[c, :, :]`, `x[:, None]`: an index with a slice or None gives a tensor with at least one dimension
+    (slicing a 0-dim tensor raises), never a 0-dim value that mixes with any device."""
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is None) for p in parts)
 
 
 def _is_instance(v: Val) -> bool:

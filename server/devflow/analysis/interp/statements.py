@@ -419,12 +419,22 @@ class Statements:
                 # `with torch.device(...)` or `with device:` (a torch.device is its own context manager)
                 self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}", "context")
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, UNKNOWN, frame, st)
+                self.assign(item.optional_vars, self.entered(ctx, val), frame, st)
         ended = self.exec_block(st.body, frame)
         self.default_dev, self.default_origin = saved
         return ended
 
     s_AsyncWith = s_With
+
+    def entered(self, ctx, val: Val) -> Val:
+        """`with X(...) as x`: x is what `X.__enter__` returns (most return self); run for a project class that
+        defines it. Anything else (a library context manager, a generator-based one) stays unknown."""
+        obj = val.obj if val.kind in ("obj", "module") else None
+        cls = obj.cls if obj is not None else None
+        found = cls.method("__enter__") if cls is not None and not getattr(obj, "standalone", False) else None
+        if found is None or self.standalone:
+            return UNKNOWN
+        return self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, val, ctx)
 
     def s_Try(self, st, frame):
         before = dict(frame.env)

@@ -1,0 +1,208 @@
+"""Semantics found missing on unseen real cases, batch AU (tests/fixtures/engine/unseen/au_*): detection,
+segmentation and tracking code (anchors, assigners, CAM targets, GPU augmentations).
+
+- An index with a slice (or None) gives a tensor with at least one dimension: `x[c, :, :]`, `x[:, None]`.
+  Slicing a 0-dim tensor raises, so such a result is never the 0-dim value that mixes with any device,
+  whatever the base was (an element of an iterated batch, `for output in outputs`, may be 0-dim; its slice
+  is not). A Grad-CAM segmentation target multiplies `model_output[self.category, :, :]` (the cpu output of
+  a model kept on the cpu) by a mask it moved to the accelerator in `__init__` (DEV202, pytorch-grad-cam#545).
+  An index of ints only keeps "may be 0-dim" (silent).
+- `with X(...) as x:` binds x to what `X.__enter__()` returns: for a project class that defines `__enter__`
+  it is run (most return self, so `x` is the object built, with its model and device). Library context
+  managers, and classes without `__enter__`, stay unknown.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+# --- a slice keeps a dimension ---------------------------------------------------------------------------
+
+_TARGET = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class SegTarget:
+        def __init__(self, category, mask):
+            self.category = category
+            self.mask = torch.from_numpy(mask)
+            if torch.cuda.is_available():
+                self.mask = self.mask.cuda()
+
+        def __call__(self, model_output):
+            return (model_output{INDEX} * self.mask).sum()
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Conv2d(3, 4, 1)
+
+        def forward(self, x):
+            return self.head(x)
+
+
+    model = Net()
+    x = torch.rand(1, 3, 8, 8)
+    outputs = model(x)
+    targets = [SegTarget(2, np.ones((8, 8), dtype=np.float32))]
+    loss = sum([t(out) for t, out in zip(targets, outputs)])
+"""
+
+
+def test_slice_of_an_iterated_output_meets_the_premoved_mask():
+    assert _codes(_TARGET.replace("{INDEX}", "[self.category, :, :]")) == [(29, "DEV202")]
+
+
+def test_none_index_keeps_a_dimension_too():
+    assert _codes(_TARGET.replace("{INDEX}", "[self.category][None]")) == [(29, "DEV202")]
+
+
+def test_int_only_index_may_be_zero_dim_and_stays_silent():
+    assert _codes(_TARGET.replace("{INDEX}", "[self.category, 0, 0]")) == []
+
+
+def test_mask_moved_to_the_output_device_is_clean():
+    src = _TARGET.replace("{INDEX}", "[self.category, :, :]").replace(
+        "* self.mask).sum()", "* self.mask.to(model_output.device)).sum()")
+    assert _codes(src) == []
+
+
+def test_model_moved_with_the_mask_is_clean():
+    src = _TARGET.replace("{INDEX}", "[self.category, :, :]").replace(
+        "    model = Net()\n", "    model = Net()\n    if torch.cuda.is_available():\n        model = model.cuda()\n")
+    src = src.replace("x = torch.rand(1, 3, 8, 8)", "x = torch.rand(1, 3, 8, 8).to(next(model.parameters()).device)")
+    assert _codes(src) == []
+
+
+# --- `with X() as x` runs X.__enter__ ---------------------------------------------------------------------
+
+_CAM = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class SegTarget:
+        def __init__(self, category, mask):
+            self.category = category
+            self.mask = torch.from_numpy(mask)
+            if torch.cuda.is_available():
+                self.mask = self.mask.cuda()
+
+        def __call__(self, model_output):
+            return (model_output[self.category, :, :] * self.mask).sum()
+
+
+    class BaseCAM:
+        def __init__(self, model):
+            self.model = model.eval()
+            self.device = next(self.model.parameters()).device
+
+        def forward(self, input_tensor, targets):
+            input_tensor = input_tensor.to(self.device)
+            outputs = self.model(input_tensor)
+            return sum([t(o) for t, o in zip(targets, outputs)])
+
+        def __call__(self, input_tensor, targets=None):
+            return self.forward(input_tensor, targets)
+
+        def __enter__(self):
+            return {ENTER}
+
+        def __exit__(self, exc_type, exc_value, exc_tb):
+            return True
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Conv2d(3, 4, 1)
+
+        def forward(self, x):
+            return self.head(x)
+
+
+    m = Net()
+    timg = torch.rand(1, 3, 8, 8)
+    targets = [SegTarget(2, np.ones((8, 8), dtype=np.float32))]
+    with BaseCAM(m) as cam:
+        grayscale = cam(input_tensor=timg, targets=targets)
+"""
+
+
+def test_with_binds_what_enter_returns():
+    assert _codes(_CAM.replace("{ENTER}", "self")) == [(25, "DEV202")]
+
+
+def test_enter_returning_something_else_is_followed():
+    src = _CAM.replace("{ENTER}", "Runner(self)").replace(
+        "    class Net(nn.Module):",
+        "    class Runner:\n        def __init__(self, cam):\n            self.cam = cam\n\n"
+        "        def __call__(self, **kw):\n            return self.cam(**kw)\n\n\n    class Net(nn.Module):")
+    got = _codes(src)
+    assert [c for _, c in got] == ["DEV202"]
+
+
+def test_enter_returning_none_binds_none_and_stays_silent():
+    assert _codes(_CAM.replace("{ENTER}", "None")) == []
+
+
+def test_fixed_target_inside_with_is_clean():
+    src = _CAM.replace("{ENTER}", "self").replace("* self.mask).sum()", "* self.mask.to(model_output.device)).sum()")
+    assert _codes(src) == []
+
+
+def test_library_context_manager_stays_unknown():
+    src = """
+        import torch
+        import torch.nn as nn
+        from contextlib import nullcontext
+
+        m = nn.Linear(4, 4)
+        mask = torch.ones(4)
+        if torch.cuda.is_available():
+            mask = mask.cuda()
+        with nullcontext(m) as model:
+            print(model(torch.rand(2, 4))[:, None] * mask)
+    """
+    assert _codes(src) == []
+
+
+def test_with_split_into_files_inside_a_trainer_class(tmp_path: Path):
+    (tmp_path / "cam.py").write_text(textwrap.dedent(_CAM.split("    class Net(nn.Module):")[0]))
+    (tmp_path / "explain.py").write_text(textwrap.dedent("""
+        import numpy as np
+        import torch
+        import torch.nn as nn
+
+        from cam import BaseCAM, SegTarget
+
+
+        class Explainer:
+            def __init__(self, model):
+                self.model = model
+
+            def run(self, image):
+                targets = [SegTarget(1, np.ones((8, 8), dtype=np.float32))]
+                with BaseCAM(self.model) as engine:
+                    return engine(input_tensor=image, targets=targets)
+
+
+        if __name__ == "__main__":
+            Explainer(nn.Conv2d(3, 4, 1)).run(torch.rand(1, 3, 8, 8))
+    """.replace("{ENTER}", "self")))
+    (tmp_path / "cam.py").write_text((tmp_path / "cam.py").read_text().replace("{ENTER}", "self"))
+    got = sorted((Path(d.span.path).name if getattr(d.span, "path", None) else "", d.code)
+                 for d in check_path(str(tmp_path / "explain.py")).diagnostics)
+    assert got and all(code == "DEV202" for _, code in got)
