@@ -10,6 +10,14 @@ segmentation and tracking code (anchors, assigners, CAM targets, GPU augmentatio
 - `with X(...) as x:` binds x to what `X.__enter__()` returns: for a project class that defines `__enter__`
   it is run (most return self, so `x` is the object built, with its model and device). Library context
   managers, and classes without `__enter__`, stay unknown.
+- `if device:` on a torch.device (or a device string) is true: `def __init__(self, device=None): if device:
+  self.device = device else: self.device = cuda-if-available` takes the branch its argument decides. A
+  symbolic device (an argument, a CLI option: maybe None or "") stays undecided.
+- A plain tensor attribute already put on a device where it is set (`self.priors = priors.to(self.device)`
+  in `__init__`, the accelerator when one exists) keeps that device when the module is later moved elsewhere
+  (`net.to(torch.device("cpu"))`, the default of a predictor factory): `.to()` moves parameters and buffers
+  only. Where it meets what the moved module computes, the attribute is at fault (DEV105 where it is set,
+  pytorch-ssd#89). A move to the same device, a registered buffer, or a move to a device not known stay silent.
 """
 
 from __future__ import annotations
@@ -206,3 +214,124 @@ def test_with_split_into_files_inside_a_trainer_class(tmp_path: Path):
     got = sorted((Path(d.span.path).name if getattr(d.span, "path", None) else "", d.code)
                  for d in check_path(str(tmp_path / "explain.py")).diagnostics)
     assert got and all(code == "DEV202" for _, code in got)
+
+
+# --- an attribute put on the accelerator stays there when the module moves to the cpu ---------------------
+
+_SSD = """
+    import torch
+    import torch.nn as nn
+
+
+    class SSD(nn.Module):
+        def __init__(self, priors, device=None):
+            super().__init__()
+            self.head = nn.Conv2d(3, 4, 1)
+            if device:
+                self.device = device
+            else:
+                self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            self.priors = priors.to(self.device)
+
+        def forward(self, x):
+            loc = self.head(x).flatten(1)
+            return loc * self.priors
+
+
+    class Predictor:
+        def __init__(self, net, device=None):
+            self.net = net
+            if device:
+                self.device = device
+            else:
+                self.device = torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+            self.net.to(self.device)
+
+        def predict(self, image):
+            images = image.unsqueeze(0).to(self.device)
+            return self.net.forward(images)
+
+
+    def create_predictor(net, device={PRED_DEVICE}):
+        return Predictor(net, device=device)
+
+
+    net = SSD(torch.rand(256))
+    predictor = create_predictor(net)
+    print(predictor.predict(torch.rand(3, 16, 16)))
+"""
+
+
+def test_priors_put_on_the_accelerator_stay_there_when_the_net_moves_to_cpu():
+    assert _codes(_SSD.replace("{PRED_DEVICE}", "torch.device('cpu')")) == [(14, "DEV105")]
+
+
+def test_cpu_given_as_a_string_too():
+    assert _codes(_SSD.replace("{PRED_DEVICE}", "'cpu'")) == [(14, "DEV105")]
+
+
+def test_predictor_choosing_the_same_accelerator_is_clean():
+    assert _codes(_SSD.replace("{PRED_DEVICE}", "None")) == []
+
+
+def test_predictor_device_from_an_argument_stays_silent():
+    src = _SSD.replace("{PRED_DEVICE}", "None").replace(
+        "predictor = create_predictor(net)", "import sys\n    predictor = create_predictor(net, sys.argv[1])")
+    assert _codes(src) == []
+
+
+def test_priors_registered_as_a_buffer_are_clean():
+    src = _SSD.replace("{PRED_DEVICE}", "torch.device('cpu')").replace(
+        "self.priors = priors.to(self.device)", "self.register_buffer('priors', priors.to(self.device))")
+    assert _codes(src) == []
+
+
+def test_priors_moved_where_they_are_used_are_clean():
+    src = _SSD.replace("{PRED_DEVICE}", "torch.device('cpu')").replace(
+        "return loc * self.priors", "return loc * self.priors.to(loc.device)")
+    assert _codes(src) == []
+
+
+def test_renamed_inside_a_trainer_class_with_a_helper_choosing_the_device():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        def pick_device():
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+        class AnchorHead(nn.Module):
+            def __init__(self, anchors):
+                super().__init__()
+                self.reg = nn.Linear(4, 4)
+                self.anchors = anchors.to(pick_device())
+
+            def forward(self, feats):
+                return self.reg(feats) + self.anchors
+
+
+        class Evaluator:
+            def __init__(self, head):
+                self.head = head.cpu()
+
+            def run(self, feats):
+                return self.head(feats)
+
+
+        Evaluator(AnchorHead(torch.zeros(4))).run(torch.rand(2, 4))
+    """
+    assert _codes(src) == [(14, "DEV105")]
+
+
+def test_split_into_files(tmp_path: Path):
+    model, rest = _SSD.replace("{PRED_DEVICE}", "torch.device('cpu')").split("    class Predictor:")
+    (tmp_path / "ssd.py").write_text(textwrap.dedent(model))
+    (tmp_path / "demo.py").write_text(textwrap.dedent("""
+        import torch
+        from ssd import SSD
+    """) + textwrap.dedent("    class Predictor:" + rest))
+    got = sorted((f, d.span.line, d.code) for f in ("ssd.py", "demo.py")
+                 for d in check_path(str(tmp_path / f)).diagnostics)
+    assert ("ssd.py", 14, "DEV105") in got and {c for _, _, c in got} == {"DEV105"}

@@ -743,6 +743,10 @@ class Expressions:
                 return None
         if v.kind in ("module", "func", "class"):
             return True
+        if v.kind == "device" and v.dev is not None and v.dev.kind in ("cpu", "cuda", "mps", "meta"):
+            # `if device:` on a torch.device (or a device string, never empty): always true. A symbolic device
+            # (an argument, a CLI option) may be None or "": unknown
+            return True
         if v.kind == "obj" and v.obj is not None:
             if v.obj.kind in ("list", "tuple", "dict"):
                 if v.obj.items or v.obj.keys:

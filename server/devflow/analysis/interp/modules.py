@@ -373,15 +373,23 @@ class Modules:
     def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:
         """Plain tensor attributes (neither parameters nor buffers) stay where they are when the module
         moves. Those set in `__init__` are DEV105's; one set by another method before the move (a cache
-        made by a `train()` override) is said to be left behind by this move."""
+        made by a `train()` override) is said to be left behind by this move. So is one already put on another
+        device where it was set (`self.priors = priors.to(self.device)` in `__init__`, the accelerator when
+        one exists) when the module is then moved elsewhere (to the cpu): it keeps the device it was put on."""
         for name, (st, fn) in getattr(obj, "attr_sets", {}).items():
             v = obj.attrs.get(name)
-            if v is None or v.kind != "tensor" or name in obj.buffers or v.scalar or v.dev is None \
-                    or not v.dev.is_cpu or not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
+            if v is None or v.kind != "tensor" or name in obj.buffers or v.scalar or v.dev is None or not v.dev.known:
                 continue
-            obj.attrs[name] = Val("tensor", CPU, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
-                                                      f"{st.lineno}, is not moved when the module is {origin.reason}"
-                                                      f": `.to()` moves parameters and buffers only", kind="attr"))
+            if v.dev.is_cpu:
+                # (a cpu tensor set in `__init__` is the DEV105 rule's)
+                if not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
+                    continue
+            elif v.origin is None or v.origin.kind != "placed" or not definitely_differ(v.dev, dev):
+                continue
+            where = "" if v.dev.is_cpu else f" on {v.dev.render()}"
+            obj.attrs[name] = Val("tensor", v.dev, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
+                                                        f"{st.lineno}{where}, is not moved when the module is {origin.reason}"
+                                                        f": `.to()` moves parameters and buffers only", kind="attr"))
 
     def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
         """Swap the optimizer's construction below the move when both sit in one block, one line each,

@@ -184,6 +184,10 @@ class Reporting:
         return True
 
     def report_mix(self, node, cpu_side: tuple[Val, str], dev_side: tuple[Val, str], frame) -> None:
+        if dev_side[0].origin is not None and dev_side[0].origin.kind == "attr" and \
+                (cpu_side[0].origin is None or cpu_side[0].origin.kind != "attr"):
+            # the accelerator side is a plain attribute its module's move to the cpu left behind: it is at fault
+            cpu_side, dev_side = dev_side, cpu_side
         a, atext = cpu_side
         b, btext = dev_side
         org = a.origin
