@@ -18,6 +18,10 @@ segmentation and tracking code (anchors, assigners, CAM targets, GPU augmentatio
   (`net.to(torch.device("cpu"))`, the default of a predictor factory): `.to()` moves parameters and buffers
   only. Where it meets what the moved module computes, the attribute is at fault (DEV105 where it is set,
   pytorch-ssd#89). A move to the same device, a registered buffer, or a move to a device not known stay silent.
+- Joining a sequence of tensors (`torch.stack([...])`, `torch.cat(parts)`, hstack, vstack ...) gives a tensor
+  with dims (stack adds one; cat refuses 0-dim parts), even when each part may be 0-dim (the elements of a
+  1-D tensor iterated). Per-image factors sampled on the cpu (`Uniform(low, high).sample((B,))` with cpu
+  bounds), expanded and stacked, then added to a cuda batch, mix devices (kornia#622).
 """
 
 from __future__ import annotations
@@ -335,3 +339,85 @@ def test_split_into_files(tmp_path: Path):
     got = sorted((f, d.span.line, d.code) for f in ("ssd.py", "demo.py")
                  for d in check_path(str(tmp_path / f)).diagnostics)
     assert ("ssd.py", 14, "DEV105") in got and {c for _, _, c in got} == {"DEV105"}
+
+
+# --- joining a sequence of tensors gives one with dims -----------------------------------------------------
+
+_SOLARIZE = """
+    import torch
+    from torch.distributions import Uniform
+
+
+    def adapted_uniform(shape, low, high):
+        return Uniform(low, high).sample(shape)
+
+
+    def solarize(images, additions):
+        additions = {JOIN}
+        return (images + additions).clamp(0., 1.)
+
+
+    class RandomSolarize(torch.nn.Module):
+        def forward(self, images):
+            bound = torch.tensor([-0.1, 0.1])
+            factors = adapted_uniform((images.shape[0],), bound[0], bound[1])
+            return solarize(images, factors{MOVE})
+
+
+    x = torch.rand(8, 3, 16, 16).to("cuda:0")
+    print(RandomSolarize()(x))
+"""
+
+
+def _solarize(join: str, move: str = "") -> str:
+    return _SOLARIZE.replace("{JOIN}", join).replace("{MOVE}", move)
+
+
+def test_stacked_per_image_factors_sampled_on_cpu_meet_the_cuda_batch():
+    got = _codes(_solarize("torch.stack([a.expand(*images.shape[1:]) for a in additions])"))
+    assert [c for _, c in got] == ["DEV202"]
+
+
+def test_cat_of_per_image_parts_too():
+    got = _codes(_solarize("torch.cat([a.view(1, 1, 1, 1).expand(1, *images.shape[1:]) for a in additions])"))
+    assert [c for _, c in got] == ["DEV202"]
+
+
+def test_factors_moved_to_the_batch_device_are_clean():
+    assert _codes(_solarize("torch.stack([a.expand(*images.shape[1:]) for a in additions])", ".to(images.device)")) == []
+
+
+def test_a_single_element_may_be_zero_dim_and_stays_silent():
+    assert _codes(_solarize("additions[0]")) == []
+
+
+def test_split_into_files_with_the_sampler_in_a_helper_module(tmp_path: Path):
+    (tmp_path / "sampling.py").write_text(textwrap.dedent("""
+        import torch
+        from torch.distributions import Uniform
+
+
+        def adapted_uniform(shape, low, high):
+            return Uniform(low, high).sample(shape)
+
+
+        def per_image(factors, like):
+            return torch.stack([f.expand(*like.shape[1:]) for f in factors])
+    """))
+    (tmp_path / "aug.py").write_text(textwrap.dedent("""
+        import torch
+        from sampling import adapted_uniform, per_image
+
+
+        class Brightness:
+            def __call__(self, images):
+                bound = torch.tensor([0.9, 1.1])
+                f = adapted_uniform((images.shape[0],), bound[0], bound[1])
+                return images * per_image(f, images)
+
+
+        if __name__ == "__main__":
+            Brightness()(torch.rand(4, 3, 8, 8).cuda())
+    """))
+    got = sorted((f, d.code) for f in ("sampling.py", "aug.py") for d in check_path(str(tmp_path / f)).diagnostics)
+    assert got and {c for _, c in got} == {"DEV202"}

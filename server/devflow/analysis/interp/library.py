@@ -500,6 +500,10 @@ class Library:
             res = self.result_of([v for v, _ in vals])
             if last in ("meshgrid", "broadcast_tensors") :
                 return Val("obj", obj=Obj("tuple"), elem=res)
+            if res.scalar and last in T.SEQUENCE_OPS and args and args[0].kind == "obj":
+                # `torch.stack([...])`, `torch.cat(parts)`: joining a sequence of tensors gives one with dims
+                # (stack adds one, cat refuses 0-dim parts), never a 0-dim value that mixes with any device
+                res = Val("tensor", res.dev, res.origin, scalar=False)
             return res
         return UNKNOWN
 
