@@ -22,6 +22,13 @@ segmentation and tracking code (anchors, assigners, CAM targets, GPU augmentatio
   with dims (stack adds one; cat refuses 0-dim parts), even when each part may be 0-dim (the elements of a
   1-D tensor iterated). Per-image factors sampled on the cpu (`Uniform(low, high).sample((B,))` with cpu
   bounds), expanded and stacked, then added to a cuda batch, mix devices (kornia#622).
+- A cache a module fills on its first forward (a plain list of tensors, `self.cell_anchors = [...]` made on
+  the feature maps' device) is left behind, like a plain tensor attribute, when the model is then moved
+  (`model.cpu()` after a GPU run): what is computed from it keeps its device, and where it meets what the
+  moved model computes the cache is at fault (DEV105 where it is set, torchvision#1738). Needed on the way,
+  plain Python facts: `isinstance(x, torch.Tensor)` of a list / tuple / dict (an OrderedDict of feature maps)
+  is False; `torch.jit.annotate(T, v)` is `v`; `key in d` of a dict known to be empty (`{}`, or after
+  `d.clear()`) is False; `t.to(other.dtype)` changes the dtype only.
 """
 
 from __future__ import annotations
@@ -421,3 +428,106 @@ def test_split_into_files_with_the_sampler_in_a_helper_module(tmp_path: Path):
     """))
     got = sorted((f, d.code) for f in ("sampling.py", "aug.py") for d in check_path(str(tmp_path / f)).diagnostics)
     assert got and {c for _, c in got} == {"DEV202"}
+
+
+# --- a cache filled on the first forward is left behind by a later move ---------------------------------------
+
+_CACHE = '''
+    from collections import OrderedDict
+
+    import torch
+    import torch.nn as nn
+
+
+    class AnchorGenerator(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell_anchors = None
+            self._cache = {}
+
+        def set_cell_anchors(self, dtype, device):
+            if self.cell_anchors is not None:
+                {EARLY}
+            self.cell_anchors = [torch.zeros(3, 4, dtype=dtype, device=device) for _ in range(2)]
+
+        def cached(self, key):
+            if key in self._cache:
+                return self._cache[key]
+            anchors = [a + 1 for a in self.cell_anchors]
+            self._cache[key] = anchors
+            return anchors
+
+        def forward(self, feature_maps):
+            dtype, device = feature_maps[0].dtype, feature_maps[0].device
+            self.set_cell_anchors(dtype, device)
+            out = torch.jit.annotate(list, [])
+            for a in self.cached(str(len(feature_maps))):
+                out.append(a)
+            self._cache.clear()
+            return torch.cat(out)
+
+
+    class Detector(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Conv2d(3, 4, 1)
+            self.gen = AnchorGenerator()
+
+        def forward(self, x):
+            feats = OrderedDict([("0", self.body(x))])
+            if isinstance(feats, torch.Tensor):
+                feats = OrderedDict([("0", feats)])
+            maps = list(feats.values())
+            anchors = self.gen(maps).to(maps[0].dtype)
+            return maps[0].flatten(1)[:, :4] - anchors[:1]
+
+
+    model = Detector()
+    model.cuda()
+    model(torch.rand(1, 3, 8, 8).cuda())
+    model.cpu()
+    model(torch.rand(1, 3, 8, 8))
+'''
+
+
+def test_anchor_cache_filled_on_gpu_is_left_behind_by_model_cpu():
+    assert _codes(_CACHE.replace("{EARLY}", "return")) == [(17, "DEV105")]
+
+
+def test_cache_rebuilt_for_the_new_device_is_clean():
+    early = "if self.cell_anchors[0].device == device:\n                    return"
+    assert _codes(_CACHE.replace("{EARLY}", early)) == []
+
+
+def test_model_never_moved_back_is_clean():
+    src = _CACHE.replace("{EARLY}", "return").replace("    model.cpu()\n    model(torch.rand(1, 3, 8, 8))\n", "")
+    assert _codes(src) == []
+
+
+def test_cache_recomputed_every_forward_is_clean():
+    src = _CACHE.replace("            if self.cell_anchors is not None:\n                {EARLY}\n", "")
+    assert _codes(src) == []
+
+
+def test_isinstance_of_a_container_against_torch_tensor_is_false():
+    src = '''
+        import torch
+
+        feats = {"0": torch.rand(2, 3).cuda()}
+        if isinstance(feats, torch.Tensor):
+            feats = {"0": feats}
+        first = list(feats.values())[0]
+        print(first + torch.ones(3))
+    '''
+    assert _codes(src) == [(8, "DEV201")]
+
+
+def test_to_another_tensors_dtype_keeps_the_device():
+    src = '''
+        import torch
+
+        codes = torch.rand(4, 4).cuda()
+        boxes = torch.rand(4, 4).to(codes.dtype)
+        print(codes * boxes)
+    '''
+    assert _codes(src) == [(5, "DEV201")]

@@ -641,7 +641,9 @@ class Expressions:
         for v in main:
             dev = join(dev, v.dev) if dev is not None else v.dev
             origin = origin or v.origin
-        return Val("tensor", dev, origin, scalar=all(v.scalar for v in main))
+        stale = next((v.origin for v in main if v.origin is not None and v.origin.kind == "attr" and v.dev == dev), None)
+        # (an operand a module's move left behind, on the result's device, is why the result is there)
+        return Val("tensor", dev, stale or origin, scalar=all(v.scalar for v in main))
 
     def e_Compare(self, node, frame):
         left = self.eval(node.left, frame)
@@ -683,6 +685,8 @@ class Expressions:
         if len(node.ops) != 1:
             return None
         op, a, b = node.ops[0], vals[0], vals[1]
+        if isinstance(op, (ast.In, ast.NotIn)) and b.kind == "obj" and b.obj is not None and known_empty_dict(b.obj):
+            return not isinstance(op, ast.In)  # `key in self._cache` of a cache still (or again) empty: any key
         if isinstance(op, (ast.In, ast.NotIn)) and a.kind == "const" and b.kind == "obj" and b.obj is not None \
                 and b.obj.kind == "dict" and getattr(b.obj, "exact", False):
             try:

@@ -242,6 +242,14 @@ class Library:
                 return Val("const", const=any(t.const == "torch.Tensor" for t in types))
             return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
+                and args[0].obj.kind in ("list", "tuple", "dict"):
+            # `isinstance(features, torch.Tensor)` of a list / tuple / dict (an OrderedDict of feature maps): a
+            # Python container is no torch object
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types):
+                return Val("const", const=False)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
                 and args[0].obj.kind in ("list", "tuple", "dict") and not args[0].obj.qual:
             # `isinstance(alpha, list)` of a list / tuple / dict the code built (a literal, list(...)): decided
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
@@ -341,6 +349,9 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
+        if rest == "jit.annotate" and len(args) == 2:
+            # `torch.jit.annotate(List[Tensor], [])`: a type hint for TorchScript, the value itself when run eagerly
+            return args[1]
         if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest) and \
                 not _legacy_sizes_spread(node, rest) and not _modules_spread(node, rest):
             return UNKNOWN
@@ -348,7 +359,8 @@ class Library:
             d = _device_kwarg(kwargs)
             if d is not None:
                 dev = self._as_device(d)
-                if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
+                if d.kind == "device" and d.origin is not None and dev is not None and (dev.is_cpu or d.origin.kind == "attr"):
+                    # (on the device of a plain attribute its module's move left behind: that attribute's cause)
                     return Val("tensor", dev, d.origin, dims=_factory_dims(rest, node))
                 return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"),
                            dims=_factory_dims(rest, node))

@@ -720,7 +720,7 @@ class Statements:
             for m in [*val.obj.items, *val.obj.keys.values(), *([val.elem] if val.elem is not None else [])]:
                 if m.kind == "module" and m.obj is not None:
                     m.obj.in_plain_container = True  # type: ignore[attr-defined]
-        if obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers:
+        if obj.kind == "module" and name not in obj.buffers and (val.kind == "tensor" or _tensor_list(val)):
             if not hasattr(obj, "attr_sets"):
                 obj.attr_sets = {}  # type: ignore[attr-defined]
             obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
@@ -807,6 +807,14 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join_paths(old, v)
         return out
+
+
+def _tensor_list(v: Val) -> bool:
+    """A plain list (or tuple) of tensors: like a plain tensor attribute, not moved with its module."""
+    if v.kind != "obj" or v.obj is None or v.obj.kind not in ("list", "tuple"):
+        return False
+    parts = v.obj.items + ([v.elem] if v.elem is not None else [])
+    return bool(parts) and all(i.kind == "tensor" for i in parts)
 
 
 def _none_test(test: ast.expr, env: dict) -> tuple[str, Val, Val] | None:
