@@ -29,6 +29,10 @@ segmentation and tracking code (anchors, assigners, CAM targets, GPU augmentatio
   plain Python facts: `isinstance(x, torch.Tensor)` of a list / tuple / dict (an OrderedDict of feature maps)
   is False; `torch.jit.annotate(T, v)` is `v`; `key in d` of a dict known to be empty (`{}`, or after
   `d.clear()`) is False; `t.to(other.dtype)` changes the dtype only.
+- A member a plain wrapper class does not define is looked up by its `__getattr__` (`return getattr(self.delegate,
+  name)`): `unet.to(dtype).to(device)` on such a wrapper moves the model it wraps (also for a choice of two
+  wrappers), and `getattr(model, "to")` is `model.to`. Without it, knowing more devices (`.to(x.dtype)`) made
+  a wrapped, moved UNet look never moved (a false DEV106 on the field, kohya-ss/sd-scripts).
 """
 
 from __future__ import annotations
@@ -531,3 +535,56 @@ def test_to_another_tensors_dtype_keeps_the_device():
         print(codes * boxes)
     '''
     assert _codes(src) == [(5, "DEV201")]
+
+
+# --- a wrapper's __getattr__ hands members on to the model it wraps ------------------------------------------
+
+_WRAP = '''
+    import torch
+    import torch.nn as nn
+
+
+    class InferUNet:
+        def __init__(self, original):
+            self.delegate = original
+
+        def __getattr__(self, name):
+            return getattr(self.delegate, name)
+
+        def __call__(self, *args, **kwargs):
+            return self.delegate(*args, **kwargs)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.fc(x.to(x.dtype))
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    unet = InferUNet(Net())
+    {MOVE}
+    print(unet(torch.rand(2, 4).to(device)))
+'''
+
+
+def test_move_through_getattr_reaches_the_wrapped_model():
+    assert _codes(_WRAP.replace("{MOVE}", "unet.to(torch.float16).to(device)")) == []
+
+
+def test_wrapped_model_not_moved_is_still_reported():
+    assert [c for _, c in _codes(_WRAP.replace("{MOVE}", "pass"))] == ["DEV106"]
+
+
+def test_choice_of_two_wrappers_moves_each():
+    src = _WRAP.replace("    unet = InferUNet(Net())\n", "    import sys\n    unet = InferUNet(Net()) if sys.argv[1] == 'a' else InferUNet(Net())\n")
+    assert _codes(src.replace("{MOVE}", "unet.to(device)")) == []
+
+
+def test_wrapper_defining_its_own_to_is_not_bypassed():
+    src = _WRAP.replace("        def __call__(self, *args, **kwargs):",
+                        "        def to(self, *args, **kwargs):\n            return self\n\n        def __call__(self, *args, **kwargs):")
+    assert [c for _, c in _codes(src.replace("{MOVE}", "unet.to(device)"))] == ["DEV106"]

@@ -211,7 +211,7 @@ class Expressions:
                 if not (v.kind == "method" and lacks_member(item.obj.cls, node.attr))] or vals
         if len(vals) == 1 and vals[0].kind != "method":
             return vals[0]
-        if all(v.kind == "func" for v in vals):
+        if all(v.kind == "func" or _handed_on(v, choice.obj.items) for v in vals):
             return Val("obj", obj=Obj("choice", items=vals))
         if any(v.kind == "method" for v in vals):
             # a member none of this run's code defines (a wrapper's `__getattr__` handing `.to()` to the model it
@@ -1122,6 +1122,11 @@ def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
                or (v.kind == "tensor" and v.scalar and not v.dims and not v.batch) for v in idx_vals)
+
+
+def _handed_on(v: Val, items: list) -> bool:
+    """A member a wrapper's `__getattr__` handed on: a method of the object it wraps, not of the wrapper itself."""
+    return v.kind == "method" and v.bound is not None and v.bound.kind == "module" and all(v.bound is not i for i in items)
 
 
 def _keeps_a_dim(sl: ast.expr) -> bool:

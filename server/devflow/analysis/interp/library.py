@@ -286,6 +286,10 @@ class Library:
                 if found is not None and "property" not in decorators(found[0]):
                     return Val("func", func=FuncRef(found[0], None, found[1], method_kind(decorators(found[0]), "method")),
                                bound=args[0])
+            if args[0].kind == "module" and args[1].const not in obj.attrs and isinstance(args[1].const, str) \
+                    and (obj.cls is None or obj.cls.method(args[1].const) is None):
+                # `getattr(model, "to")` is `model.to`: an nn.Module method, bound to the model
+                return Val("method", const=args[1].const, bound=args[0])
             return obj.attrs.get(args[1].const, UNKNOWN)
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
