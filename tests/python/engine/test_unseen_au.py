@@ -588,3 +588,32 @@ def test_wrapper_defining_its_own_to_is_not_bypassed():
     src = _WRAP.replace("        def __call__(self, *args, **kwargs):",
                         "        def to(self, *args, **kwargs):\n            return self\n\n        def __call__(self, *args, **kwargs):")
     assert [c for _, c in _codes(src.replace("{MOVE}", "unet.to(device)"))] == ["DEV106"]
+
+
+def test_a_cached_list_left_behind_gets_no_register_buffer_fix():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Gen(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def build(self, device):
+                self.anchors = [torch.zeros(4, device=device) for _ in range(2)]
+
+            def forward(self, x):
+                return self.fc(x) + self.anchors[0]
+
+
+        g = Gen().cuda()
+        g.build(torch.device("cuda"))
+        g(torch.rand(2, 4).cuda())
+        g.cpu()
+        g(torch.rand(2, 4))
+    """
+    diags = check_source(textwrap.dedent(src), "t.py").diagnostics
+    assert [(d.span.line, d.code) for d in diags] == [(12, "DEV105")]
+    assert all(d.fix is None for d in diags)

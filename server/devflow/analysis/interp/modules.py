@@ -393,6 +393,7 @@ class Modules:
             if v.kind == "tensor":
                 obj.attrs[name] = Val("tensor", left, why)
             else:
+                self.__dict__.setdefault("list_attr_sets", set()).add(id(st))  # (no buffer can hold a list)
                 kept = Obj(v.obj.kind, items=[Val("tensor", left, why, scalar=i.scalar) for i in v.obj.items])
                 obj.attrs[name] = Val("obj", obj=kept, elem=Val("tensor", left, why) if v.elem is not None else None)
 

@@ -267,8 +267,9 @@ class Reporting:
         st = next((n for n in walk(self.tree) if isinstance(n, ast.Assign) and n.lineno == at.line
                    and n.col_offset == at.col), None)
         if st is None or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute) \
-                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self":
-            return None
+                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self" \
+                or id(st) in getattr(self, "list_attr_sets", ()):
+            return None  # (a list of tensors cannot be registered as a buffer)
         name = st.targets[0].attr
         stores = [n for n in walk(self.tree) if isinstance(n, ast.Attribute) and n.attr == name
                   and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"]
