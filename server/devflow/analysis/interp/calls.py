@@ -8,6 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
+from devflow.analysis.interp.missing_members import getattr_hook
 from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, sampled_by_rsample, started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
@@ -229,6 +230,11 @@ class Calls:
                     return Val("func", func=FuncRef(rs[0], None, rs[1], "method"), bound=base)
             if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor(...)`
                 return component
+            if obj.cls is not None and not self.standalone and (hook := getattr_hook(obj.cls, attr)) is not None:
+                # `unet.to(dtype)` of a wrapper whose `__getattr__` hands the member of the model it wraps
+                got = self.call_function(FuncRef(hook[0], None, hook[1], "method"), [Val("const", const=attr)], {}, base, node)
+                if got.kind != "unknown":
+                    return got
             return Val("method", const=attr, bound=base)
         return self.class_attribute(base, attr)
 

@@ -211,7 +211,7 @@ class Expressions:
                 if not (v.kind == "method" and lacks_member(item.obj.cls, node.attr))] or vals
         if len(vals) == 1 and vals[0].kind != "method":
             return vals[0]
-        if all(v.kind == "func" for v in vals):
+        if all(v.kind == "func" or _handed_on(v, choice.obj.items) for v in vals):
             return Val("obj", obj=Obj("choice", items=vals))
         if any(v.kind == "method" for v in vals):
             # a member none of this run's code defines (a wrapper's `__getattr__` handing `.to()` to the model it
@@ -305,7 +305,9 @@ class Expressions:
             if ints and base.dims > n_idx:
                 # `ids[i]` of an `ids.view(-1, 1)`: an int index drops one dimension of the ones it has
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
-            item = Val("tensor", base.dev, base.origin, scalar=base.scalar or ints, text=self.text(node))
+            # a slice (or None) keeps (adds) a dimension, and a 0-dim tensor cannot be sliced: the item has dims
+            scalar = (base.scalar or ints) and not _keeps_a_dim(node.slice)
+            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node))
             item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
             return item
         if base.kind == "qual" and base.const == "os.environ":
@@ -650,7 +652,9 @@ class Expressions:
         for v in main:
             dev = join(dev, v.dev) if dev is not None else v.dev
             origin = origin or v.origin
-        return Val("tensor", dev, origin, scalar=all(v.scalar for v in main))
+        stale = next((v.origin for v in main if v.origin is not None and v.origin.kind == "attr" and v.dev == dev), None)
+        # (an operand a module's move left behind, on the result's device, is why the result is there)
+        return Val("tensor", dev, stale or origin, scalar=all(v.scalar for v in main))
 
     def e_Compare(self, node, frame):
         left = self.eval(node.left, frame)
@@ -692,6 +696,8 @@ class Expressions:
         if len(node.ops) != 1:
             return None
         op, a, b = node.ops[0], vals[0], vals[1]
+        if isinstance(op, (ast.In, ast.NotIn)) and b.kind == "obj" and b.obj is not None and known_empty_dict(b.obj):
+            return not isinstance(op, ast.In)  # `key in self._cache` of a cache still (or again) empty: any key
         if isinstance(op, (ast.In, ast.NotIn)) and a.kind == "const" and b.kind == "obj" and b.obj is not None \
                 and b.obj.kind == "dict" and getattr(b.obj, "exact", False):
             try:
@@ -751,6 +757,10 @@ class Expressions:
             except Exception:  # noqa: BLE001
                 return None
         if v.kind in ("module", "func", "class"):
+            return True
+        if v.kind == "device" and v.dev is not None and v.dev.kind in ("cpu", "cuda", "mps", "meta"):
+            # `if device:` on a torch.device (or a device string, never empty): always true. A symbolic device
+            # (an argument, a CLI option) may be None or "": unknown
             return True
         if v.kind == "obj" and v.obj is not None:
             if v.obj.kind in ("list", "tuple", "dict"):
@@ -1123,6 +1133,18 @@ def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:
         return False
     return all(v.kind == "unknown" or (v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool))
                or (v.kind == "tensor" and v.scalar and not v.dims and not v.batch) for v in idx_vals)
+
+
+def _handed_on(v: Val, items: list) -> bool:
+    """A member a wrapper's `__getattr__` handed on: a method of the object it wraps, not of the wrapper itself."""
+    return v.kind == "method" and v.bound is not None and v.bound.kind == "module" and all(v.bound is not i for i in items)
+
+
+def _keeps_a_dim(sl: ast.expr) -> bool:
+    """`x[c, :, :]`, `x[:, None]`: an index with a slice or None gives a tensor with at least one dimension
+    (slicing a 0-dim tensor raises), never a 0-dim value that mixes with any device."""
+    parts = sl.elts if isinstance(sl, ast.Tuple) else [sl]
+    return any(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is None) for p in parts)
 
 
 def _is_instance(v: Val) -> bool:

@@ -248,6 +248,14 @@ class Library:
                 return Val("const", const=any(t.const == "torch.Tensor" for t in types))
             return UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
+                and args[0].obj.kind in ("list", "tuple", "dict"):
+            # `isinstance(features, torch.Tensor)` of a list / tuple / dict (an OrderedDict of feature maps): a
+            # Python container is no torch object
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types):
+                return Val("const", const=False)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "obj" and args[0].obj is not None \
                 and args[0].obj.kind in ("list", "tuple", "dict") and not args[0].obj.qual:
             # `isinstance(alpha, list)` of a list / tuple / dict the code built (a literal, list(...)): decided
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
@@ -299,6 +307,10 @@ class Library:
                 if found is not None and "property" not in decorators(found[0]):
                     return Val("func", func=FuncRef(found[0], None, found[1], method_kind(decorators(found[0]), "method")),
                                bound=args[0])
+            if args[0].kind == "module" and args[1].const not in obj.attrs and isinstance(args[1].const, str) \
+                    and (obj.cls is None or obj.cls.method(args[1].const) is None):
+                # `getattr(model, "to")` is `model.to`: an nn.Module method, bound to the model
+                return Val("method", const=args[1].const, bound=args[0])
             return obj.attrs.get(args[1].const, UNKNOWN)
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
@@ -362,6 +374,9 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
+        if rest == "jit.annotate" and len(args) == 2:
+            # `torch.jit.annotate(List[Tensor], [])`: a type hint for TorchScript, the value itself when run eagerly
+            return args[1]
         if "__opaque__" in kwargs and "device" not in kwargs and not _sized_spread(node, rest) and \
                 not _legacy_sizes_spread(node, rest) and not _modules_spread(node, rest):
             return UNKNOWN
@@ -369,7 +384,8 @@ class Library:
             d = _device_kwarg(kwargs)
             if d is not None:
                 dev = self._as_device(d)
-                if d.kind == "device" and d.origin is not None and dev is not None and dev.is_cpu:
+                if d.kind == "device" and d.origin is not None and dev is not None and (dev.is_cpu or d.origin.kind == "attr"):
+                    # (on the device of a plain attribute its module's move left behind: that attribute's cause)
                     return Val("tensor", dev, d.origin, dims=_factory_dims(rest, node))
                 return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"),
                            dims=_factory_dims(rest, node))
@@ -521,6 +537,10 @@ class Library:
             res = self.result_of([v for v, _ in vals])
             if last in ("meshgrid", "broadcast_tensors") :
                 return Val("obj", obj=Obj("tuple"), elem=res)
+            if res.scalar and last in T.SEQUENCE_OPS and args and args[0].kind == "obj":
+                # `torch.stack([...])`, `torch.cat(parts)`: joining a sequence of tensors gives one with dims
+                # (stack adds one, cat refuses 0-dim parts), never a 0-dim value that mixes with any device
+                res = Val("tensor", res.dev, res.origin, scalar=False)
             return res
         return UNKNOWN
 

@@ -58,3 +58,26 @@ def _binds(node: ast.ClassDef, attr: str) -> bool:
                                ast.AugAssign, ast.Import, ast.ImportFrom, ast.Expr, ast.Pass)):
             return True  # an `if` / `for` / `with` in the class body may bind anything
     return False
+
+
+def getattr_hook(cls, attr: str):
+    """(def, owner) of the `__getattr__` Python calls for `attr` on an instance of `cls` (a project ClassInfo):
+    no class on the way defines or binds `attr`, and one defines `__getattr__` (a wrapper handing every other
+    member, `.to()` included, to the object it wraps). None when the lookup does not reach it, or may not."""
+    if attr.startswith("__") or not _no_class_member(cls, attr, set()):
+        return None
+    return cls.method("__getattr__")
+
+
+def _no_class_member(cls, attr: str, seen: set) -> bool:
+    if id(cls) in seen:
+        return True
+    seen.add(id(cls))
+    node = cls.node
+    if node.decorator_list or any(k.arg == "metaclass" for k in node.keywords) or attr in cls.methods \
+            or "__getattribute__" in cls.methods or _binds(node, attr):
+        return False
+    linked = {b.name for b in cls.base_infos}
+    if any(base != "object" and base.rsplit(".", 1)[-1] not in linked for base in cls.bases):
+        return False  # a library base: its members are not known
+    return all(_no_class_member(b, attr, seen) for b in cls.base_infos)

@@ -431,15 +431,29 @@ class Modules:
     def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:
         """Plain tensor attributes (neither parameters nor buffers) stay where they are when the module
         moves. Those set in `__init__` are DEV105's; one set by another method before the move (a cache
-        made by a `train()` override) is said to be left behind by this move."""
+        made by a `train()` override) is said to be left behind by this move. So is one already put on another
+        device where it was set (`self.priors = priors.to(self.device)` in `__init__`, the accelerator when
+        one exists; anchors cached by the first forward on the GPU) when the module is then moved elsewhere
+        (to the cpu): it keeps the device it was put on. A plain list of tensors is left behind the same way."""
         for name, (st, fn) in getattr(obj, "attr_sets", {}).items():
             v = obj.attrs.get(name)
-            if v is None or v.kind != "tensor" or name in obj.buffers or v.scalar or v.dev is None \
-                    or not v.dev.is_cpu or not definitely_differ(CPU, dev) or getattr(fn, "name", "") == "__init__":
+            if v is None or name in obj.buffers:
                 continue
-            obj.attrs[name] = Val("tensor", CPU, Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line "
-                                                      f"{st.lineno}, is not moved when the module is {origin.reason}"
-                                                      f": `.to()` moves parameters and buffers only", kind="attr"))
+            items = [v] if v.kind == "tensor" else v.obj.items + ([v.elem] if v.elem is not None else []) \
+                if _plain_tensor_list(v) else []
+            stays = {_stays(i, dev, fn) for i in items}
+            if len(stays) != 1 or None in stays:
+                continue
+            left = stays.pop()
+            where = "" if left.is_cpu else f" on {left.render()}"
+            why = Origin(span_of(st), f"`self.{name}`, a plain tensor attribute set at line {st.lineno}{where}, is not moved "
+                                      f"when the module is {origin.reason}: `.to()` moves parameters and buffers only", kind="attr")
+            if v.kind == "tensor":
+                obj.attrs[name] = Val("tensor", left, why)
+            else:
+                self.__dict__.setdefault("list_attr_sets", set()).add(id(st))  # (no buffer can hold a list)
+                kept = Obj(v.obj.kind, items=[Val("tensor", left, why, scalar=i.scalar) for i in v.obj.items])
+                obj.attrs[name] = Val("obj", obj=kept, elem=Val("tensor", left, why) if v.elem is not None else None)
 
     def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
         """Swap the optimizer's construction below the move when both sit in one block, one line each,
@@ -695,6 +709,10 @@ class Modules:
                 except TypeError:
                     v = None
                 return v if v is not None else args[1] if len(args) > 1 else UNKNOWN
+            if name == "clear" and not args and not kwargs:
+                obj.keys.clear()  # `self._cache.clear()`: empty again, whatever keys it had
+                obj.exact = True  # type: ignore[attr-defined]
+                return Val("const", const=None)
             if name not in ("items", "keys", "values", "get", "copy"):
                 obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):
@@ -822,6 +840,23 @@ def _add_to_container(obj, mods: list) -> None:
         obj.items.append(m)
         if m.obj is not None and m.obj.dev is not None:
             obj.dev = join(obj.dev, m.obj.dev) if obj.dev is not None else m.obj.dev
+
+
+def _stays(v: Val, dev: Dev, fn) -> Dev | None:
+    """The device a plain tensor attribute keeps when its module moves to `dev`, if it is not `dev`: a cpu one
+    set outside `__init__` (one set in `__init__` is the DEV105 rule's), or one on another known device."""
+    if v.kind != "tensor" or v.scalar or v.dev is None or not v.dev.known:
+        return None
+    if v.dev.is_cpu:
+        return CPU if definitely_differ(CPU, dev) and getattr(fn, "name", "") != "__init__" else None
+    return v.dev if definitely_differ(v.dev, dev) else None
+
+
+def _plain_tensor_list(v: Val) -> bool:
+    if v.kind != "obj" or v.obj is None or v.obj.kind not in ("list", "tuple"):
+        return False
+    parts = v.obj.items + ([v.elem] if v.elem is not None else [])
+    return bool(parts) and all(i.kind == "tensor" for i in parts)
 
 
 def _library_model(obj) -> bool:

@@ -184,6 +184,10 @@ class Reporting:
         return True
 
     def report_mix(self, node, cpu_side: tuple[Val, str], dev_side: tuple[Val, str], frame) -> None:
+        if dev_side[0].origin is not None and dev_side[0].origin.kind == "attr" and \
+                (cpu_side[0].origin is None or cpu_side[0].origin.kind != "attr"):
+            # the accelerator side is a plain attribute its module's move to the cpu left behind: it is at fault
+            cpu_side, dev_side = dev_side, cpu_side
         a, atext = cpu_side
         b, btext = dev_side
         org = a.origin
@@ -263,8 +267,9 @@ class Reporting:
         st = next((n for n in walk(self.tree) if isinstance(n, ast.Assign) and n.lineno == at.line
                    and n.col_offset == at.col), None)
         if st is None or len(st.targets) != 1 or not isinstance(st.targets[0], ast.Attribute) \
-                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self":
-            return None
+                or not isinstance(st.targets[0].value, ast.Name) or st.targets[0].value.id != "self" \
+                or id(st) in getattr(self, "list_attr_sets", ()):
+            return None  # (a list of tensors cannot be registered as a buffer)
         name = st.targets[0].attr
         stores = [n for n in walk(self.tree) if isinstance(n, ast.Attribute) and n.attr == name
                   and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == "self"]

@@ -432,12 +432,22 @@ class Statements:
                 # `with torch.device(...)` or `with device:` (a torch.device is its own context manager)
                 self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}", "context")
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, UNKNOWN, frame, st)
+                self.assign(item.optional_vars, self.entered(ctx, val), frame, st)
         ended = self.exec_block(st.body, frame)
         self.default_dev, self.default_origin = saved
         return ended
 
     s_AsyncWith = s_With
+
+    def entered(self, ctx, val: Val) -> Val:
+        """`with X(...) as x`: x is what `X.__enter__` returns (most return self); run for a project class that
+        defines it. Anything else (a library context manager, a generator-based one) stays unknown."""
+        obj = val.obj if val.kind in ("obj", "module") else None
+        cls = obj.cls if obj is not None else None
+        found = cls.method("__enter__") if cls is not None and not getattr(obj, "standalone", False) else None
+        if found is None or self.standalone:
+            return UNKNOWN
+        return self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, val, ctx)
 
     def s_Try(self, st, frame):
         before = dict(frame.env)
@@ -723,7 +733,7 @@ class Statements:
             for m in [*val.obj.items, *val.obj.keys.values(), *([val.elem] if val.elem is not None else [])]:
                 if m.kind == "module" and m.obj is not None:
                     m.obj.in_plain_container = True  # type: ignore[attr-defined]
-        if obj.kind == "module" and val.kind == "tensor" and name not in obj.buffers:
+        if obj.kind == "module" and name not in obj.buffers and (val.kind == "tensor" or _tensor_list(val)):
             if not hasattr(obj, "attr_sets"):
                 obj.attr_sets = {}  # type: ignore[attr-defined]
             obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute
@@ -810,6 +820,14 @@ class Statements:
             old = out.get(k)
             out[k] = v if old is None else self.join_paths(old, v)
         return out
+
+
+def _tensor_list(v: Val) -> bool:
+    """A plain list (or tuple) of tensors: like a plain tensor attribute, not moved with its module."""
+    if v.kind != "obj" or v.obj is None or v.obj.kind not in ("list", "tuple"):
+        return False
+    parts = v.obj.items + ([v.elem] if v.elem is not None else [])
+    return bool(parts) and all(i.kind == "tensor" for i in parts)
 
 
 def _none_test(test: ast.expr, env: dict) -> tuple[str, Val, Val] | None:
