@@ -11,7 +11,7 @@ sdist (never imported, never run):
 - a tokenizer: an instance of a class whose `__call__` takes only host values (strings, ints) and is
   annotated to return a tensor, with no device anywhere in the class: it makes its tensors on the cpu;
 - a cpu tensor: a function taking only host values annotated to return a tensor, building it without a
-  device (`open_clip.tokenize(texts)`);
+  device (`open_clip.tokenize(texts)`), or with no device anywhere in it (`torchvision.io.read_image(path)`);
 - a registry: a module-level dict whose values are all such functions of one kind (`sam_model_registry`):
   listed as `name[]`, what calling one of its values gives.
 
@@ -31,7 +31,8 @@ _MODULE_KEEPING = ("to", "cuda", "eval", "train", "float", "half", "double", "bf
 _TO_TENSOR = ("ToTensor", "PILToTensor")
 _TORCH_FACTORIES = ("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
                     "torch.LongTensor", "torch.from_numpy", "torch.as_tensor")
-_HOST_ANNOTATIONS = ("str", "int", "bool", "float", "List", "list", "Union", "Optional", "Sequence", "Tuple", "None")
+_HOST_ANNOTATIONS = ("str", "int", "bool", "float", "List", "list", "Union", "Optional", "Sequence", "Tuple", "None",
+                     "Path")
 
 
 def _is_none(e) -> bool:
@@ -48,12 +49,14 @@ def _tensor_annotation(a) -> bool:
     return bool(names) and all(n in ("Tensor", "LongTensor", "IntTensor") for n in names)
 
 
-def _host_params(f) -> bool:
-    """Every parameter after self is annotated with host types only (strings, ints, lists of them)."""
+def _host_params(f, enums: frozenset = frozenset()) -> bool:
+    """Every parameter after self is annotated with host types only (strings, ints, paths, lists of them, the
+    package's enums such as torchvision's `ImageReadMode`)."""
     params = f.args.args[1:] if f.args.args and f.args.args[0].arg in ("self", "cls") else f.args.args
     params = [*params, *f.args.kwonlyargs]
     return bool(params) and all(p.annotation is not None and all(
-        n.id in _HOST_ANNOTATIONS for n in ast.walk(p.annotation) if isinstance(n, ast.Name)) for p in params)
+        n.id in _HOST_ANNOTATIONS or n.id in enums for n in ast.walk(p.annotation) if isinstance(n, ast.Name))
+        for p in params)
 
 
 def _device_default(f) -> str | None:
@@ -169,6 +172,8 @@ class _Scan:
                         and isinstance(n.targets[0], ast.Name):
                     self.instances[f"{m}.{n.targets[0].id}"] = (n.value, mod)  # `_tokenizer = SimpleTokenizer()`
         self.imports = {mod: _imports(mod, tree) for mod, tree in self.trees.items()}
+        self.enums = frozenset(q.rsplit(".", 1)[-1] for q, c in self.classes.items()
+                               if any(ast.unparse(b).rsplit(".", 1)[-1] in ("Enum", "IntEnum") for b in c.bases))
         self.specs: dict[str, dict] = {}
         # models: module classes holding parameters or buffers (a loss or an activation is not placed)
         self.modules = set(stateful_modules(archive, package, torch_stateful)) | self.holding_parameters()
@@ -325,6 +330,11 @@ class _Scan:
         if not rets or any(r.value is None or _is_none(r.value) for r in rets):
             return None
         kinds = [self.kind_of(r.value, f, mod, cls, envs[id(r)], depth) for r in rets]
+        if all(k is None for k in kinds) and _tensor_annotation(f.returns) and _host_params(f, self.enums) and \
+                not any(w in ast.unparse(f) for w in ("device", "cuda")):
+            # host values in, a tensor out, no device anywhere: made where the default device is, the cpu
+            # (`torchvision.io.read_image(path, mode)`)
+            kinds = [{"kind": "cpu_tensor"}]
         if f.returns is not None and ast.unparse(f.returns) in ("nn.Module", "torch.nn.Module") and \
                 self.resolve(f.returns, mod, cls) == "torch.nn.Module":
             kinds = [{"kind": "model"}]  # declared a model (`create_model(...) -> torch.nn.Module`: its class picked at run time)

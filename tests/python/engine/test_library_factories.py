@@ -8,7 +8,8 @@ an ast scan of the open_clip, segment_anything, encodec, whisper and OpenAI CLIP
 - `whisper.load_model(name)` and `clip.load(name)` put the model on the GPU when there is one (their
   `device` defaults to `"cuda" if torch.cuda.is_available() else "cpu"`);
 - `segment_anything.sam_model_registry["vit_h"](checkpoint=...)` and `EncodecModel.encodec_model_24khz()`
-  build the model where the default device is.
+  build the model where the default device is;
+- `torchvision.io.read_image(path)` takes host values only and mentions no device: its tensor is on the cpu.
 A model moved to the GPU fed the tokenizer's or the preprocessing's cpu tensors fails (DEV202 / DEV201 at
 the input's cause), as does a model left on the cpu fed GPU tensors (DEV106).
 
@@ -215,3 +216,46 @@ def test_openai_clip_load_tokens_moved_is_silent(tmp_path):
             text_features = model.encode_text(text)
     """})
     assert _codes(tmp_path, "zero_shot.py") == []
+
+
+# ---- torchvision's readers: host values in, a tensor out, no device anywhere in them: a cpu tensor
+def test_read_image_fed_to_a_gpu_model_split_into_files_one_helper_deeper(tmp_path):
+    _project(tmp_path, {"io_utils.py": """
+        from torchvision.io import ImageReadMode, read_image
+
+
+        def load_rgb(path):
+            return read_image(path, mode=ImageReadMode.RGB).float() / 255.0
+    """, "predict.py": """
+        import torch
+        import torchvision
+        from io_utils import load_rgb
+
+
+        class Predictor:
+            def __init__(self):
+                self.model = torchvision.models.resnet18(weights=None).cuda().eval()
+
+            def __call__(self, path):
+                with torch.no_grad():
+                    return self.model(load_rgb(path).unsqueeze(0))
+
+
+        if __name__ == "__main__":
+            print(Predictor()("cat.jpg").argmax())
+    """})
+    assert _codes(tmp_path, "predict.py") == [(12, "DEV202")]
+
+
+def test_read_image_moved_is_silent(tmp_path):
+    _project(tmp_path, {"predict.py": """
+        import torch
+        import torchvision
+        from torchvision.io import read_image
+
+        device = torch.device("cuda")
+        model = torchvision.models.resnet18(weights=None).to(device).eval()
+        img = read_image("cat.jpg").float().div(255).to(device)
+        out = model(img.unsqueeze(0))
+    """})
+    assert _codes(tmp_path, "predict.py") == []

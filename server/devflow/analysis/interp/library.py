@@ -56,7 +56,8 @@ class Library:
             return self.new_hf_trainer(node, q, args, kwargs, frame)
         if q in FW.TOKENIZER_CONSTRUCTORS:
             return Val("obj", obj=Obj("tokenizer", qual=q))
-        if q in FW.LIBRARY_FACTORIES:
+        if q in FW.LIBRARY_FACTORIES and not q.startswith(MODEL_BUILDER_PREFIXES):
+            # (torchvision's model builders keep their own path below: default device, named at run time)
             return self.library_factory_call(node, q, args, kwargs)
         if q in FW.ACCELERATOR_CLASSES:
             return self.new_accelerator(node, kwargs)
