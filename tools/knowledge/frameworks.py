@@ -1156,8 +1156,9 @@ def image_transforms(wheel: Path) -> dict:
 
 
 def host_package(wheel: Path, package: str) -> bool:
-    """A package none of whose modules imports torch: what it returns is host data (never a tensor)."""
-    for _name, tree in _trees(wheel, f"{package}/"):
+    """A package none of whose modules imports torch: what it returns is host data (never a tensor). (A package
+    may be one module: `soundfile.py`.)"""
+    for _name, tree in [*_trees(wheel, f"{package}/"), *_trees(wheel, f"{package}.py")]:
         for n in ast.walk(tree):
             if isinstance(n, ast.Import) and any(a.name.split(".")[0] == "torch" for a in n.names) or \
                     isinstance(n, ast.ImportFrom) and (n.module or "").split(".")[0] == "torch":

@@ -49,9 +49,12 @@ BATCH_ITERATORS = {"torchtext": ["0.11.2", "0.6.0"]}
 WHEEL_FOR = {("torchtext", "0.11.2"): ["--only-binary=:all:", "--python-version", "3.9", "--platform", "manylinux1_x86_64"]}
 # Libraries whose DataLoader subclasses collate a dataset like torch's (frameworks.json, ast scan).
 DATASET_LOADERS = {"torch_geometric": "2.8.0.post1"}
-# Packages read only to learn that none of their modules imports torch (what they return is host data):
+# Packages read only to learn that none of their modules imports torch (what they return is host data: images
+# and audio read from files, PIL / scikit-image / OpenCV / imageio / soundfile / librosa):
 # distribution -> (import name, version).
-HOST_PACKAGES = {"pillow": ("PIL", "11.3.0")}
+HOST_PACKAGES = {"pillow": ("PIL", "11.3.0"), "scikit-image": ("skimage", "0.25.2"),
+                 "opencv-python-headless": ("cv2", "4.12.0.88"), "imageio": ("imageio", "2.37.0"),
+                 "soundfile": ("soundfile", "0.13.1"), "librosa": ("librosa", "0.11.0")}
 # Config libraries whose objects are dicts read and written as attributes (frameworks.json, ast scan):
 # distribution -> (package, version).
 CONFIG_LIBRARIES = {"yacs": ("yacs", "0.1.8"), "easydict": ("easydict", "1.13"), "addict": ("addict", "2.4.0")}
