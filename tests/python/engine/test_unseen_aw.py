@@ -198,3 +198,12 @@ def test_namespace_without_that_attribute_stays_silent():
 
 def test_namespace_device_unknown_stays_silent():
     assert _codes(_config(build="argparse.Namespace(**settings)", store="pass")) == []
+
+
+def test_matmul_as_torch_function_and_as_method():
+    assert [c for _, c in _codes(_sampler(use="torch.matmul(y_samples, self.mu_p_z.t())"))] == ["DEV201"]
+    assert [c for _, c in _codes(_sampler(use="y_samples.matmul(self.mu_p_z.t())"))] == ["DEV201"]
+
+
+def test_elementwise_method_with_a_maybe_0_dim_host_tensor_stays_silent():
+    assert _codes(_sampler(onehot="torch.tensor(np.float32(2.0))", use="y_samples.mul(self.mu_p_z)")) == []

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from devflow.analysis.values import Val
 
+MATMUL = "matmul"  # the function (`torch.matmul`) and method (`Tensor.matmul`) that `@` calls
+
 
 def matmul_operand(v: Val) -> Val:
     """`v` as an operand of a matrix product: a tensor with at least one dimension."""
