@@ -12,6 +12,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.dict_truth import known_empty_dict
+from devflow.analysis.interp.matmul_operands import matmul_operand
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
@@ -612,6 +613,8 @@ class Expressions:
             if out is not None:
                 return out  # a project class's `__add__` / `__imul__` ...
         if left.kind == "tensor" and right.kind == "tensor":
+            if isinstance(getattr(node, "op", None), ast.MatMult):  # `@` takes no 0-dim operand
+                return self.matmul(node, left, right, frame, ltext, rtext)
             if self.check_mix(node, [(left, ltext or left.text), (right, rtext or right.text)], frame):
                 return after_mix((left, right))
             return self.result_of([left, right])
@@ -642,6 +645,15 @@ class Expressions:
             except Exception:  # noqa: BLE001
                 return UNKNOWN
         return UNKNOWN
+
+    def matmul(self, node, left: Val, right: Val, frame, ltext: str, rtext: str) -> Val:
+        """`left @ right`: both operands have a dimension; the product may be 0-dim only where both might be."""
+        a, b = matmul_operand(left), matmul_operand(right)
+        if self.check_mix(node, [(a, ltext or a.text), (b, rtext or b.text)], frame):
+            return after_mix((a, b))
+        out = self.result_of([a, b])
+        out.scalar = left.scalar and right.scalar
+        return out
 
     def result_of(self, vals: list[Val]) -> Val:
         """A tensor op's result: on the non-scalar operands' device."""

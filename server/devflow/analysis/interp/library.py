@@ -13,6 +13,7 @@ from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, 
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
+from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
 
 
@@ -529,6 +530,8 @@ class Library:
             if v is not None and v.kind == "tensor" and kw.arg not in ("out",):
                 vals.append((v, self.text(kw.value)))
         vals += self.spread_keywords(node, kwargs)
+        if last == MATMUL:  # `torch.matmul(a, b)`, the function of `a @ b`: no 0-dim operand
+            vals = [(matmul_operand(v), t) for v, t in vals]
         if vals:
             if self.check_mix(node, vals, frame):
                 return after_mix([v for v, _ in vals])

@@ -1,5 +1,5 @@
-"""Plain records the code builds its configuration and batches from: `types.SimpleNamespace(**kw)`
-(an object whose attributes are its keywords), `collections.namedtuple` classes (tuples whose
+"""Plain records the code builds its configuration and batches from: `types.SimpleNamespace(**kw)` and
+`argparse.Namespace(**kw)` (objects whose attributes are their keywords), `collections.namedtuple` classes (tuples whose
 fields are also attributes) and config libraries' attribute dicts (yacs `CfgNode`, `EasyDict`), so a
 device or a tensor stored in one is read back where it is used. A config the code merges (from a file,
 the command line) holds its defaults no longer: a default that names an accelerator becomes the symbolic
@@ -22,6 +22,9 @@ _DICT_READS = frozenset(("get", "keys", "values", "items", "copy", "__contains__
 # yields the symbolic "accelerator if available" device (its messages and fixes name the variable).
 CUDA_AVAILABLE = "torch.cuda.is_available()"
 _NEW_RECORD = "collections.namedtuple()"  # a namedtuple class, called: one of its instances
+# Plain attribute records: `Namespace(**kw)` sets each keyword as an attribute, like SimpleNamespace (argparse's
+# is the object parse_args returns, also built by hand for a config: `config = argparse.Namespace(); config.device = d`)
+_NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 
 
 class Records:
@@ -30,7 +33,7 @@ class Records:
     def record_call(self, node, q: str, args, kwargs) -> Val | None:
         if q == "torch.cuda.is_available":
             return Val("const", const=True, text=CUDA_AVAILABLE)
-        if q == "types.SimpleNamespace" and not args:
+        if q in _NAMESPACES and not args:
             if "__opaque__" in kwargs:
                 return UNKNOWN
             return Val("obj", obj=Obj("namespace", qual=q, attrs=dict(kwargs)))

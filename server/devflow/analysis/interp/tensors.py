@@ -10,6 +10,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 
 
 class Tensors:
@@ -107,7 +108,10 @@ class Tensors:
             return pair
         if name in T.SHAPE_ARGUMENT_METHODS:
             tensor_args = []  # only the argument's shape is read
-        if tensor_args and self.check_mix(node, [(t, self.text(node.func.value))] + tensor_args, frame):
+        operands = [(t, self.text(node.func.value))] + tensor_args
+        if name == MATMUL:  # `a.matmul(b)`, the method of `a @ b`: no 0-dim operand
+            operands = [(matmul_operand(v), x) for v, x in operands]
+        if tensor_args and self.check_mix(node, operands, frame):
             return UNKNOWN
         scalar = t.scalar
         if name in _FULL_REDUCTIONS and not args and not kwargs:
