@@ -129,9 +129,13 @@ def _library_base_in(info: "ClassInfo", quals: tuple, seen: set) -> bool:
 
 def library_module_base(index: "FileIndex", base: str) -> bool:
     """A base class, as `index`'s file names it, that is a library's nn.Module."""
-    q = index.qualify(base)
+    return library_module_qual(index.qualify(base)) or base.endswith(("PreTrainedModel", "ModelMixin"))
+
+
+def library_module_qual(q: str) -> bool:
+    """A qualified library class name that is an nn.Module."""
     return q.startswith(("torch.nn.", "pytorch_lightning.", "lightning.")) or q in MODULE_BASES or \
-        base.endswith(("PreTrainedModel", "ModelMixin")) or q in LIBRARY_MODULES
+        q in LIBRARY_MODULES
 
 
 class FileIndex:

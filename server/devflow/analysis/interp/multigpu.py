@@ -179,6 +179,9 @@ class MultiGpu:
                                 node.args[1] if len(node.args) > 1 else None)
                 many = ids_node is not None and _guarded_by_several(self.text(ids_node), frame.stmt_stack, self.text)
         obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
+        # wrapped where CUDA is known to be there (`if torch.cuda.is_available(): DataParallel(model)`):
+        # device_ids is every visible GPU, so even a module left on the cpu runs on cuda:0
+        obj.dp_on_gpus = frame is not None and _guarded_by_cuda(frame, self)  # type: ignore[attr-defined]
 
     def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
         """A call of a DataParallel-wrapped module: the module must sit on device_ids[0]; the inputs
@@ -199,7 +202,7 @@ class MultiGpu:
         first, explicit, wrap_span, many = dp
         dev = obj.dev
         if first is not None and dev is not None and dev.known and not obj.dispatched \
-                and (explicit or not dev.is_cpu) and definitely_differ(dev, first) \
+                and (explicit or not dev.is_cpu or getattr(obj, "dp_on_gpus", False)) and definitely_differ(dev, first) \
                 and ("dp", wrap_span) not in self.mix_origins:
             self.mix_origins.add(("dp", wrap_span))
             where = obj.moved or obj.origin
@@ -398,6 +401,33 @@ def device_type_name(dev: Dev | None) -> str | None:
         return dev.kind
     path = cuda_path(dev)
     return path.kind if path is not None else None
+
+
+def _guarded_by_cuda(frame, interp) -> bool:
+    """Whether the innermost statement sits in the body of an `if` that requires CUDA: its test is
+    `torch.cuda.is_available()` (or `torch.cuda.device_count()` compared to be positive), alone or as one
+    operand of an `and` (`if not args.no_cuda and torch.cuda.is_available():`)."""
+    stack = frame.stmt_stack
+    for st, inner in zip(stack, stack[1:]):
+        if not isinstance(st, ast.If) or not any(s is inner for s in st.body):
+            continue
+        t = st.test
+        terms = t.values if isinstance(t, ast.BoolOp) and isinstance(t.op, ast.And) else [t]
+        if any(_requires_cuda(term, frame, interp) for term in terms):
+            return True
+    return False
+
+
+def _requires_cuda(term, frame, interp) -> bool:
+    if isinstance(term, ast.Compare) and len(term.ops) == 1 and isinstance(term.comparators[0], ast.Constant) \
+            and isinstance(term.comparators[0].value, int) and (
+                isinstance(term.ops[0], ast.Gt) and term.comparators[0].value >= 0
+                or isinstance(term.ops[0], ast.GtE) and term.comparators[0].value >= 1):
+        term = term.left
+        want = "torch.cuda.device_count"
+    else:
+        want = "torch.cuda.is_available"
+    return isinstance(term, ast.Call) and not term.args and interp.qualname(term.func, frame) == want
 
 
 def _guarded_by_several(ids_text: str, stack: list, text) -> bool:

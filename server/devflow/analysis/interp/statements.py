@@ -12,6 +12,7 @@ from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_branches import GlobalBranches
+from devflow.analysis.interp.default_branches import DefaultDeviceBranches
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
@@ -198,10 +199,12 @@ class Statements:
         flag = self.flag_false_branch(st, frame)  # (a flag tested before: its false branch sees nothing moved)
         undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and flag[0] else ()
         globs = GlobalBranches.start(self, frame)  # `global` names are branched like local ones
+        defaults = DefaultDeviceBranches(self)  # so is the process-wide default device
         t_body = self.exec_block(st.body, frame)
         self.redo_after_flag(undo, frame)
         if globs is not None:
             globs.end_body()
+        defaults.end_body()
         env_body, body_moves, self.branch_moves = frame.env, self.branch_moves, []
         body_writes, self.branch_writes = self.branch_writes, []
         frame.env = dict(before)
@@ -221,6 +224,7 @@ class Statements:
             outer_writes.extend(body_writes + else_writes)
         if globs is not None:
             globs.finish(t_body, t_else)
+        defaults.finish(t_body, t_else)
         if t_body and t_else:
             frame.env = before
             return True

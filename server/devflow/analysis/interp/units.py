@@ -14,6 +14,7 @@ import os
 import re
 
 from devflow.analysis.findings import Finding
+from devflow.analysis.index import library_module_qual
 from devflow.analysis.interp.frames import Frame, class_member, span_of
 from devflow.analysis.program import LINE_BASE, ProjectFile, local_line, unit_of_line
 from devflow.analysis.values import UNKNOWN, Val
@@ -99,6 +100,12 @@ class Units:
                 if not b or b in index.classes:
                     continue
                 base = self.project_val(index.qualify(b))
+                if base is not None and base.kind == "qual" and isinstance(base.const, str) and \
+                        library_module_qual(base.const) and not info.is_module:
+                    # a library nn.Module named through a project module (`from pkg import nn`, where pkg
+                    # binds `nn = torch.nn`): the class is an nn.Module, so `.to()` moves its submodules
+                    info.is_module = changed = True
+                    continue
                 if base is not None and base.kind == "class" and base.func is not info and \
                         base.func not in info.base_infos and hasattr(base.func, "method"):
                     info.base_infos.append(base.func)
@@ -149,6 +156,8 @@ class Units:
             for attr in parts[i + 1:]:
                 if v.kind == "class":
                     v = class_member(v, attr)
+                elif v.kind == "qual" and isinstance(v.const, str):
+                    v = Val("qual", const=f"{v.const}.{attr}")  # `pkg.nn.Module`, pkg binding `nn = torch.nn`
                 elif v.kind in ("module", "obj") and v.obj is not None:
                     v = v.obj.attrs.get(attr, UNKNOWN)
                 else:
