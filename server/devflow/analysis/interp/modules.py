@@ -860,13 +860,6 @@ def _stays(v: Val, dev: Dev, fn) -> Dev | None:
     return v.dev if definitely_differ(v.dev, dev) else None
 
 
-def _plain_tensor_list(v: Val) -> bool:
-    if v.kind != "obj" or v.obj is None or v.obj.kind not in ("list", "tuple"):
-        return False
-    parts = v.obj.items + ([v.elem] if v.elem is not None else [])
-    return bool(parts) and all(i.kind == "tensor" for i in parts)
-
-
 def _library_model(obj) -> bool:
     """A library model class's instance (`BertForMaskedLM(config)`, `BertForMaskedLM.from_pretrained(...)`), whose
     forward returns an output record of tensors; not a pipeline or a factory whose result is not known here."""
