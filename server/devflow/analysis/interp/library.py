@@ -15,6 +15,7 @@ from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
+from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_columns
 
 
 
@@ -172,6 +173,10 @@ class Library:
     def call_builtin(self, node, name: str, args, kwargs, frame) -> Val:
         if name == "enumerate" and args:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, self.iter_elem(args[0], None, frame)])))
+        if name == "zip" and not args and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            cols = zip_columns(self, node, frame)
+            if cols is not None:
+                return cols
         if name == "zip" and args:
             it = Obj("iter")
             elems = [self.iter_elem(a, None, frame) for a in args]
@@ -184,6 +189,8 @@ class Library:
                 it.zipped = True  # type: ignore[attr-defined]
                 it.exact = all(k is not None for k in known)  # type: ignore[attr-defined]  # its length is known
             return Val("obj", obj=it, elem=Val("obj", obj=Obj("tuple", items=elems)))
+        if name in ("list", "tuple") and args and columns_of(args[0]) is not None:
+            return Val("obj", obj=exact_sequence(columns_of(args[0]), kind=name))  # `list(zip(*rows))`: the columns
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
             el = self.iter_elem(args[0], None, frame)
             return Val("obj", obj=Obj("list"), elem=el)

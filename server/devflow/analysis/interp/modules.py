@@ -14,6 +14,7 @@ from devflow.model import Span
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.param_identity import carry_params
 from devflow.analysis.interp.records import is_attribute_dict
+from devflow.analysis.interp.held_tensors import tensor_leaves, with_leaves
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
@@ -434,13 +435,13 @@ class Modules:
         made by a `train()` override) is said to be left behind by this move. So is one already put on another
         device where it was set (`self.priors = priors.to(self.device)` in `__init__`, the accelerator when
         one exists; anchors cached by the first forward on the GPU) when the module is then moved elsewhere
-        (to the cpu): it keeps the device it was put on. A plain list of tensors is left behind the same way."""
+        (to the cpu): it keeps the device it was put on. A plain list of tensors, or a dict of tensors (or of
+        tuples of them), is left behind the same way."""
         for name, (st, fn) in getattr(obj, "attr_sets", {}).items():
             v = obj.attrs.get(name)
             if v is None or name in obj.buffers:
                 continue
-            items = [v] if v.kind == "tensor" else v.obj.items + ([v.elem] if v.elem is not None else []) \
-                if _plain_tensor_list(v) else []
+            items = [v] if v.kind == "tensor" else tensor_leaves(v) or []
             stays = {_stays(i, dev, fn) for i in items}
             if len(stays) != 1 or None in stays:
                 continue
@@ -451,9 +452,8 @@ class Modules:
             if v.kind == "tensor":
                 obj.attrs[name] = Val("tensor", left, why)
             else:
-                self.__dict__.setdefault("list_attr_sets", set()).add(id(st))  # (no buffer can hold a list)
-                kept = Obj(v.obj.kind, items=[Val("tensor", left, why, scalar=i.scalar) for i in v.obj.items])
-                obj.attrs[name] = Val("obj", obj=kept, elem=Val("tensor", left, why) if v.elem is not None else None)
+                self.__dict__.setdefault("list_attr_sets", set()).add(id(st))  # (no buffer can hold a container)
+                obj.attrs[name] = with_leaves(v, lambda i: Val("tensor", left, why, scalar=i.scalar))
 
     def _build_after_move_fix(self, opt: Obj, move_frame) -> FixPlan | None:
         """Swap the optimizer's construction below the move when both sit in one block, one line each,
@@ -554,6 +554,14 @@ class Modules:
                 (name == "train") if not args else bool(args[0].const)
             via_super = isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Call) \
                 and isinstance(node.func.value.func, ast.Name) and node.func.value.func.id == "super"
+            override = obj.cls.method("train") if name == "eval" and not via_super and obj is not None \
+                and getattr(obj.cls, "method", None) is not None else None
+            if override is not None:
+                # nn.Module.eval() is `return self.train(False)`: a class overriding train() (one flushing a
+                # cache when it leaves training) runs its override
+                self.call_function(FuncRef(override[0], None, override[1], "method"), [Val("const", const=False)],
+                                   {}, mod, node)
+                return mod
             self._set_mode(mod, mode, node, set(), not via_super)
             return mod
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
@@ -850,13 +858,6 @@ def _stays(v: Val, dev: Dev, fn) -> Dev | None:
     if v.dev.is_cpu:
         return CPU if definitely_differ(CPU, dev) and getattr(fn, "name", "") != "__init__" else None
     return v.dev if definitely_differ(v.dev, dev) else None
-
-
-def _plain_tensor_list(v: Val) -> bool:
-    if v.kind != "obj" or v.obj is None or v.obj.kind not in ("list", "tuple"):
-        return False
-    parts = v.obj.items + ([v.elem] if v.elem is not None else [])
-    return bool(parts) and all(i.kind == "tensor" for i in parts)
 
 
 def _library_model(obj) -> bool:

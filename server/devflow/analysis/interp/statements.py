@@ -10,6 +10,7 @@ import ast
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.interp.held_tensors import tensor_leaves
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_branches import GlobalBranches
 from devflow.analysis.interp.default_branches import DefaultDeviceBranches
@@ -737,7 +738,8 @@ class Statements:
             for m in [*val.obj.items, *val.obj.keys.values(), *([val.elem] if val.elem is not None else [])]:
                 if m.kind == "module" and m.obj is not None:
                     m.obj.in_plain_container = True  # type: ignore[attr-defined]
-        if obj.kind == "module" and name not in obj.buffers and (val.kind == "tensor" or _tensor_list(val)):
+        if obj.kind == "module" and name not in obj.buffers and (val.kind == "tensor" or _tensor_list(val)
+                                                                 or tensor_leaves(val)):
             if not hasattr(obj, "attr_sets"):
                 obj.attr_sets = {}  # type: ignore[attr-defined]
             obj.attr_sets[name] = (st, frame.node)  # type: ignore[attr-defined]  # a plain tensor attribute

@@ -1,0 +1,36 @@
+"""`zip(*rows)` transposes: given rows that are all tuples of one known arity (`[(src, dst, t), ...]`, a list
+whose element is such a tuple), it yields one column per position, each a sequence of that position's values.
+So `src, dst, t = zip(*rows)` / `list(zip(*rows))` binds each name to the column of its position, not to a
+join of unlike fields. Rows of unknown shape stay unknown (the caller falls back to its generic zip)."""
+
+from __future__ import annotations
+
+from devflow.analysis.values import Obj, Val
+
+
+def zip_columns(interp, node, frame) -> Val | None:
+    """The columns of `zip(*rows)` for rows of one known tuple shape, else None."""
+    spread = interp._starred.get(id(node), [])
+    if len(spread) != 1:
+        return None
+    rows = spread[0]
+    if rows.kind != "obj" or rows.obj is None or rows.obj.kind not in ("list", "tuple") or rows.elem is None:
+        return None
+    row = rows.elem
+    if row.kind != "obj" or row.obj is None or row.obj.kind != "tuple" or not row.obj.items or row.elem is not None:
+        return None
+    return Val("obj", obj=exact_sequence([Val("obj", obj=Obj("tuple"), elem=v) for v in row.obj.items]))
+
+
+def columns_of(v: Val) -> list | None:
+    """The columns of a transposition made by `zip_columns` (its length is known), else None."""
+    if v.kind == "obj" and v.obj is not None and getattr(v.obj, "columns", False) and v.elem is None:
+        return list(v.obj.items)
+    return None
+
+
+def exact_sequence(items: list, kind: str = "tuple") -> Obj:
+    out = Obj(kind, items=items)
+    out.columns = True  # type: ignore[attr-defined]
+    out.exact = True  # type: ignore[attr-defined]
+    return out
