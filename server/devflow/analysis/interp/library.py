@@ -708,18 +708,36 @@ class Library:
         d = kwargs.get(entry["param"])
         if d is None and not splits and len(args) > entry["position"]:
             d = args[entry["position"]]
-        if d is None or d.kind != "device" or d.dev is None or not d.dev.known or "__opaque__" in kwargs:
+        if "__opaque__" in kwargs:
             return UNKNOWN
         name = q.rsplit(".", 2)[-2] if splits else q.rsplit(".", 1)[-1]
-        org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
-                                    f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
-                     if any(k.arg == entry["param"] for k in node.keywords) else
-                     f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
+        if d is None or (d.kind == "const" and d.const is None):
+            d = self._iterator_default_device(entry, given=d is not None)
+            if d is None:
+                return UNKNOWN
+            org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                        f"the cpu ({d.text})", "batch")
+        elif d.kind != "device" or d.dev is None or not d.dev.known:
+            return UNKNOWN
+        else:
+            org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                        f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
+                         if any(k.arg == entry["param"] for k in node.keywords) else
+                         f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
         loader = Obj("loader", origin=Origin(span_of(node), f"{name} at line {node.lineno}"))
         loader.attrs["batch"] = Val("tensor", d.dev, org, batch=FIELDS)
         if splits:  # one iterator per dataset, all with these keyword arguments
             return Val("obj", obj=Obj("list"), elem=Val("obj", obj=loader))
         return Val("obj", obj=loader)
+
+    def _iterator_default_device(self, entry, given: bool) -> Val | None:
+        """The device of an iterator given no device (or `device=None`): its own default when it names one
+        (torchtext >= 0.9 turns None into the cpu), else None goes on to the tensor factories that build the
+        batch, which then use torch's default device (the cpu unless the program changes it)."""
+        why = "device=None" if given else "no device given"
+        if entry.get("default") == "cpu" or (entry.get("default") is None and self.default_dev is CPU):
+            return Val("device", CPU, text=why)
+        return None
 
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))
