@@ -11,6 +11,10 @@ users write (course notebooks, tutorials, training / evaluation scripts over tor
   packs the sequence with it: `pack_padded_sequence(x, lengths)`) meets nothing on the way: the cpu lengths
   of a torchtext batch given to `Seq2Seq.forward` -> `self.enc(x, lengths)` are not a mix. The names in a
   forward resolve in that forward's own file (the model split into its own module).
+- `nn.Sequential(OrderedDict([("flatten", ...), ("linear", nn.Linear(...))]))` is a Sequential of those modules,
+  each registered under its key (`net.linear`): a model like any other, on the cpu where it was built. The d2l
+  book's `evaluate_accuracy(..., device=cuda-if-available)` moves the test batches to the GPU while the 3.7
+  softmax-regression net built that way never left the cpu (DEV106, ShusenTang/Dive-into-DL-PyTorch#30).
 """
 
 from __future__ import annotations
@@ -203,3 +207,44 @@ def test_lengths_the_submodule_combines_with_a_tensor_are_reported():
     main = textwrap.dedent(_SEQ2SEQ.replace("from {ENC} import Encoder\n", "").replace("{TOKENS}", "tokens.to(device)"))
     # the lengths are made here by a factory without device=: reported where they are made (DEV201)
     assert [d.code for d in check_source(enc + main, "t.py").diagnostics] == ["DEV201"]
+
+
+# --- nn.Sequential built from an OrderedDict of named modules --------------------------------------------
+
+_NAMED = """
+    import torch
+    from torch import nn
+    from collections import OrderedDict
+
+
+    class FlattenLayer(nn.Module):
+        def forward(self, x):
+            return x.view(x.shape[0], -1)
+
+
+    def evaluate_accuracy(data_iter, net, device=torch.device("cuda" if torch.cuda.is_available() else "cpu")):
+        acc = 0.0
+        for X, y in data_iter:
+            acc += (net(X.to(device)).argmax(dim=1) == y.to(device)).float().sum().item()
+        return acc
+
+
+    net = nn.Sequential(OrderedDict([("flatten", FlattenLayer()), ("linear", nn.Linear(784, 10))]))
+    nn.init.normal_(net.linear.weight, mean=0, std=0.01)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 784), torch.zeros(8)), batch_size=2)
+    print(evaluate_accuracy(loader, net))
+"""
+
+
+def test_sequential_of_named_modules_is_a_model_on_the_cpu():
+    assert _codes(_NAMED) == [(15, "DEV106")]
+
+
+def test_sequential_of_named_modules_moved_is_clean():
+    assert _codes(_NAMED.replace("print(evaluate_accuracy(loader, net))", "print(evaluate_accuracy(loader, net.to('cuda')))")) == []
+
+
+def test_device_taken_from_the_net_is_clean():
+    src = _NAMED.replace('device=torch.device("cuda" if torch.cuda.is_available() else "cpu")):',
+                         "device=None):\n        device = list(net.parameters())[0].device")
+    assert _codes(src) == []

@@ -616,6 +616,14 @@ class Library:
             for a in list(args) + cut:
                 if a.kind == "module":
                     items.append(a)
+                elif a.kind == "obj" and a.obj is not None and a.obj.kind == "dict" and getattr(a.obj, "exact", False) \
+                        and last != "ModuleList":
+                    # `nn.Sequential(OrderedDict([("flatten", ...), ("linear", nn.Linear(...))]))`: its modules,
+                    # in order, each registered under its key (`net.linear`)
+                    for k, v in a.obj.keys.items():
+                        if v.kind == "module" and isinstance(k, str):
+                            items.append(v)
+                            obj.attrs[k] = v
                 elif a.kind == "obj" and a.obj is not None:
                     items.extend(x for x in a.obj.items if x.kind == "module")
                     if a.elem is not None and a.elem.kind == "module":
