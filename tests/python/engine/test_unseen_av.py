@@ -15,6 +15,9 @@ users write (course notebooks, tutorials, training / evaluation scripts over tor
   each registered under its key (`net.linear`): a model like any other, on the cpu where it was built. The d2l
   book's `evaluate_accuracy(..., device=cuda-if-available)` moves the test batches to the GPU while the 3.7
   softmax-regression net built that way never left the cpu (DEV106, ShusenTang/Dive-into-DL-PyTorch#30).
+- An optimizer restored (`load_state_dict`) before the model is moved keeps its state where the parameters
+  were (DEV302), unless the code reads `optimizer.state` right after the restore to place the state itself
+  (`for state in opt.state.values(): ... state[k] = v.cuda()`), as the fix of cv-lee/BraTs#10 does.
 """
 
 from __future__ import annotations
@@ -247,4 +250,63 @@ def test_sequential_of_named_modules_moved_is_clean():
 def test_device_taken_from_the_net_is_clean():
     src = _NAMED.replace('device=torch.device("cuda" if torch.cuda.is_available() else "cpu")):',
                          "device=None):\n        device = list(net.parameters())[0].device")
+    assert _codes(src) == []
+
+
+# --- restored optimizer state placed by the code before the model moves --------------------------------
+
+_RESUME = """
+    import torch
+    import torch.nn as nn
+    from torch.optim import SGD
+
+
+    class Checkpoint:
+        def __init__(self, model, optimizer=None):
+            self.model = model
+            self.optimizer = optimizer
+
+        def load(self, path):
+            checkpoint = torch.load(path)
+            self.model.load_state_dict(checkpoint["model_state"])
+            if self.optimizer:
+                self.optimizer.load_state_dict(checkpoint["optimizer_state"])
+    {PLACE}
+
+    def load_model(path):
+        net = nn.Linear(4, 2)
+        optimizer = SGD(net.parameters(), lr=0.1, momentum=0.9)
+        Checkpoint(net, optimizer).load(path)
+        if torch.cuda.is_available():
+            net.cuda()
+        return net, optimizer
+
+
+    net, optimizer = load_model("ckpt.tar")
+    for x in [torch.randn(2, 4)]:
+        optimizer.zero_grad()
+        net(x.cuda()).sum().backward()
+        optimizer.step()
+"""
+
+_PLACE = """            for state in self.optimizer.state.values():
+                    for k, v in state.items():
+                        if torch.is_tensor(v):
+                            state[k] = v.cuda()
+"""
+
+
+def test_optimizer_restored_before_the_move_is_reported():
+    assert [c for _, c in _codes(_RESUME.replace("    {PLACE}\n", ""))] == ["DEV302"]
+
+
+def test_restored_state_placed_by_the_code_is_clean():
+    assert _codes(_RESUME.replace("    {PLACE}\n", _PLACE)) == []
+
+
+def test_state_placed_one_helper_deeper_is_clean():
+    src = _RESUME.replace("    {PLACE}\n", "            optimizer_to(self.optimizer)\n").replace(
+        "    class Checkpoint:", "    def optimizer_to(opt):\n        for state in opt.state.values():\n"
+        "            for k, v in state.items():\n                if torch.is_tensor(v):\n"
+        "                    state[k] = v.cuda()\n\n\n    class Checkpoint:")
     assert _codes(src) == []
