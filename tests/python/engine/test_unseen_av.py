@@ -7,6 +7,8 @@ users write (course notebooks, tutorials, training / evaluation scripts over tor
   use torch's default device. Token ids from it fed to a model on the GPU fail (DEV202 at the model call;
   slaysd/pytorch-sentiment-analysis-classification#3, gauthierdmn/question_generation#9). A program that
   changes torch's default device, a device given as an unknown value or spread from `**kwargs`, stays silent.
+- `getattr(batch, NAME)` with a constant name is `batch.NAME` (pytorch-seq2seq reads its torchtext fields
+  through `getattr(batch, seq2seq.src_field_name)`).
 - An input a model hands on to a project submodule whose forward never combines it with a tensor (it only
   packs the sequence with it: `pack_padded_sequence(x, lengths)`) meets nothing on the way: the cpu lengths
   of a torchtext batch given to `Seq2Seq.forward` -> `self.enc(x, lengths)` are not a mix. The names in a
@@ -30,7 +32,9 @@ from project_fixtures import findings
 
 
 def _codes(src: str) -> list[tuple[int, str]]:
-    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+    result = check_source(textwrap.dedent(src), "t.py")
+    assert result.error is None and not any(d.code.startswith("E") for d in result.diagnostics), result.error
+    return [(d.span.line, d.code) for d in result.diagnostics]
 
 
 # --- torchtext iterators without a device give cpu batches -----------------------------------------------
@@ -89,17 +93,29 @@ def test_batch_moved_where_it_is_used_is_clean():
 
 
 def test_unknown_device_stays_silent():
-    src = _train(device=", device=get_device()").replace("import torch\n", "import torch\nfrom config import get_device\n", 1)
+    src = _train(device=", device=get_device()").replace("import torch\n", "import torch\n    from config import get_device\n", 1)
     assert _codes(src) == []
 
 
 def test_device_spread_from_kwargs_stays_silent():
-    src = _train(device=", **opts").replace("device = torch.device(", "opts = load_opts()\ndevice = torch.device(")
+    src = _train(device=", **opts").replace("device = torch.device(", "opts = load_opts()\n    device = torch.device(")
     assert _codes(src) == []
 
 
 def test_default_device_changed_by_the_program_stays_silent():
-    src = _train().replace("device = torch.device(", "torch.set_default_device('cuda')\ndevice = torch.device(")
+    src = _train().replace("device = torch.device(", "torch.set_default_device('cuda')\n    device = torch.device(")
+    assert _codes(src) == []
+
+
+def test_field_read_through_getattr_with_a_constant_name():
+    src = _train(device=", device=None").replace("model(batch.text)", "model(getattr(batch, FIELD))") \
+        .replace("device = torch.device(", "FIELD = 'text'\n    device = torch.device(")
+    assert _codes(src) == [(26, "DEV202")]
+
+
+def test_field_read_through_getattr_of_a_moving_iterator_is_clean():
+    src = _train(device=", device=device").replace("model(batch.text)", "model(getattr(batch, FIELD))") \
+        .replace("device = torch.device(", "FIELD = 'text'\n    device = torch.device(")
     assert _codes(src) == []
 
 

@@ -312,6 +312,13 @@ class Library:
                 # `getattr(model, "to")` is `model.to`: an nn.Module method, bound to the model
                 return Val("method", const=args[1].const, bound=args[0])
             return obj.attrs.get(args[1].const, UNKNOWN)
+        if name == "getattr" and len(args) == 2 and args[0].kind == "tensor" and args[1].kind == "const" \
+                and isinstance(args[1].const, str) and args[1].const.isidentifier() \
+                and isinstance(node.args[0], (ast.Name, ast.Attribute)):
+            # `getattr(batch, seq2seq.src_field_name)`: a constant name read is that attribute (a field of a
+            # torchtext batch, a tensor's `.T`)
+            return self.eval(ast.copy_location(ast.Attribute(value=node.args[0], attr=args[1].const, ctx=ast.Load()),
+                                               node), frame)
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
             return self.qual_attr(args[0].const, args[1].const)  # `getattr(torch.optim, "Adam")`: torch.optim.Adam
