@@ -624,7 +624,7 @@ class Library:
                 if a.kind == "module":
                     items.append(a)
                 elif a.kind == "obj" and a.obj is not None and a.obj.kind == "dict" and getattr(a.obj, "exact", False) \
-                        and last != "ModuleList":
+                        and last == "Sequential":
                     # `nn.Sequential(OrderedDict([("flatten", ...), ("linear", nn.Linear(...))]))`: its modules,
                     # in order, each registered under its key (`net.linear`)
                     for k, v in a.obj.keys.items():
