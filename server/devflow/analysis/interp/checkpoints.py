@@ -53,11 +53,16 @@ class Checkpoints:
     def optimizer_state_read(self, opt: Obj) -> None:
         """`optimizer.state` read after the restore: the code moves the steps itself. Read after the
         model moved away from the state (`for s in opt.state.values(): s[k] = v.to(device)`): the
-        code moves the state after the model, as it must."""
+        code moves the state after the model, as it must. Read after a restore that came before the
+        model's move: the code places the restored state itself (cv-lee/BraTs#10)."""
         f = getattr(opt, "restored_cpu", None)
         if f is not None:
             f.cancelled = True
             opt.restored_cpu = None  # type: ignore[attr-defined]
+        if getattr(opt, "loaded_at", None) is not None and not self.standalone:
+            # read right after `load_state_dict`, before the model moves (`for s in opt.state.values():
+            # s[k] = v.cuda()`): the code places the restored state itself
+            opt.loaded_at = None
         stale = getattr(opt, "stale", None)
         if stale is not None and not self.standalone:
             stale.cancelled = True

@@ -321,6 +321,13 @@ class Library:
                 # `getattr(model, "to")` is `model.to`: an nn.Module method, bound to the model
                 return Val("method", const=args[1].const, bound=args[0])
             return obj.attrs.get(args[1].const, UNKNOWN)
+        if name == "getattr" and len(args) == 2 and args[0].kind == "tensor" and args[1].kind == "const" \
+                and isinstance(args[1].const, str) and args[1].const.isidentifier() \
+                and isinstance(node.args[0], (ast.Name, ast.Attribute)):
+            # `getattr(batch, seq2seq.src_field_name)`: a constant name read is that attribute (a field of a
+            # torchtext batch, a tensor's `.T`)
+            return self.eval(ast.copy_location(ast.Attribute(value=node.args[0], attr=args[1].const, ctx=ast.Load()),
+                                               node), frame)
         if name == "getattr" and len(args) == 2 and args[0].kind == "qual" and args[1].kind == "const" \
                 and isinstance(args[1].const, str) and args[1].const.isidentifier():
             return self.qual_attr(args[0].const, args[1].const)  # `getattr(torch.optim, "Adam")`: torch.optim.Adam
@@ -627,6 +634,14 @@ class Library:
             for a in list(args) + cut:
                 if a.kind == "module":
                     items.append(a)
+                elif a.kind == "obj" and a.obj is not None and a.obj.kind == "dict" and getattr(a.obj, "exact", False) \
+                        and last == "Sequential":
+                    # `nn.Sequential(OrderedDict([("flatten", ...), ("linear", nn.Linear(...))]))`: its modules,
+                    # in order, each registered under its key (`net.linear`)
+                    for k, v in a.obj.keys.items():
+                        if v.kind == "module" and isinstance(k, str):
+                            items.append(v)
+                            obj.attrs[k] = v
                 elif a.kind == "obj" and a.obj is not None:
                     items.extend(x for x in a.obj.items if x.kind == "module")
                     if a.elem is not None and a.elem.kind == "module":
@@ -719,18 +734,36 @@ class Library:
         d = kwargs.get(entry["param"])
         if d is None and not splits and len(args) > entry["position"]:
             d = args[entry["position"]]
-        if d is None or d.kind != "device" or d.dev is None or not d.dev.known or "__opaque__" in kwargs:
+        if "__opaque__" in kwargs:
             return UNKNOWN
         name = q.rsplit(".", 2)[-2] if splits else q.rsplit(".", 1)[-1]
-        org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
-                                    f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
-                     if any(k.arg == entry["param"] for k in node.keywords) else
-                     f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
+        if d is None or (d.kind == "const" and d.const is None):
+            d = self._iterator_default_device(entry, given=d is not None)
+            if d is None:
+                return UNKNOWN
+            org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                        f"the cpu ({d.text})", "batch")
+        elif d.kind != "device" or d.dev is None or not d.dev.known:
+            return UNKNOWN
+        else:
+            org = Origin(span_of(node), f"a batch from the {name} at line {node.lineno}, which puts its fields on "
+                                        f"`{self.text(next(k.value for k in node.keywords if k.arg == entry['param']))}`"
+                         if any(k.arg == entry["param"] for k in node.keywords) else
+                         f"a batch from the {name} at line {node.lineno}, which puts its fields on its device", "batch")
         loader = Obj("loader", origin=Origin(span_of(node), f"{name} at line {node.lineno}"))
         loader.attrs["batch"] = Val("tensor", d.dev, org, batch=FIELDS)
         if splits:  # one iterator per dataset, all with these keyword arguments
             return Val("obj", obj=Obj("list"), elem=Val("obj", obj=loader))
         return Val("obj", obj=loader)
+
+    def _iterator_default_device(self, entry, given: bool) -> Val | None:
+        """The device of an iterator given no device (or `device=None`): its own default when it names one
+        (torchtext >= 0.9 turns None into the cpu), else None goes on to the tensor factories that build the
+        batch, which then use torch's default device (the cpu unless the program changes it)."""
+        why = "device=None" if given else "no device given"
+        if entry.get("default") == "cpu" or (entry.get("default") is None and self.default_dev is CPU):
+            return Val("device", CPU, text=why)
+        return None
 
     def dataloader(self, node, args, kwargs, frame) -> Val:
         obj = Obj("loader", origin=Origin(span_of(node), f"DataLoader at line {node.lineno}"))

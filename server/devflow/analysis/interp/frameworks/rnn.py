@@ -169,9 +169,29 @@ class PackedSequences:
         else:
             kw = None
         if isinstance(p, ast.Call):
-            q = self.index.qualify(FileIndex.dotted(p.func) or "")
+            # names resolve in the forward's own file (the model may live in another file than the caller)
+            home = getattr(getattr(obj, "cls", None), "home", None) or self.index
+            q = home.qualify(FileIndex.dotted(p.func) or "")
             spec = F.CPU_LENGTHS.get(q[6:]) if q.startswith("torch.") else None
             if spec is not None and (kw == spec["param"] or (kw is None and spec["position"] < len(p.args)
                                                               and p.args[spec["position"]] is u)):
                 return True
+            return self._device_free_in_submodule(p, u, kw, obj)
         return False
+
+    def _device_free_in_submodule(self, call: ast.Call, u: ast.Name, kw, obj) -> bool:
+        """`self.enc(x, lengths)`: an input handed on to a project submodule whose forward never combines
+        that parameter with a tensor (it packs the sequence with it) meets nothing on the way either."""
+        f = call.func
+        if obj is None or not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+            return False
+        sub = obj.attrs.get(f.attr)
+        if sub is None or sub.kind != "module" or sub.obj is None or sub.obj.cls is None or sub.obj is obj:
+            return False
+        found = sub.obj.cls.method("forward")
+        if found is None or any(isinstance(a, ast.Starred) for a in call.args):
+            return False
+        fn = found[0]
+        params = [a.arg for a in fn.args.posonlyargs + fn.args.args][1:]
+        name = kw if kw is not None else next((params[i] for i, a in enumerate(call.args) if a is u and i < len(params)), None)
+        return name is not None and name in self._device_free_params(fn, sub.obj)
