@@ -134,7 +134,7 @@ def test_image_transforms_and_host_packages():
 
     assert {"ToTensor", "PILToTensor", "ToImage"} <= FW.TO_TENSOR_TRANSFORMS and "Normalize" not in FW.TO_TENSOR_TRANSFORMS
     assert "Compose" in FW.TRANSFORM_COMPOSERS
-    assert "PIL" in FW.HOST_PACKAGES
+    assert {"PIL", "skimage", "cv2", "imageio", "soundfile", "librosa"} <= FW.HOST_PACKAGES
 
 
 def test_stateful_library_modules_runner_functions_and_tokenizer_ints():
