@@ -15,9 +15,6 @@ import ast
 
 from devflow.analysis.lattice import definitely_differ
 
-_STORES: dict[int, tuple] = {}
-
-
 def rebinds_device(before: dict, after: dict) -> bool:
     """A name (or attribute) bound to a tensor on entry is, after one pass, a tensor on a device that
     definitely differs."""
@@ -31,10 +28,11 @@ def rebinds_device(before: dict, after: dict) -> bool:
 
 
 def stored_attributes(st) -> list[tuple[str, str]]:
-    """`name.attr` targets the loop body assigns (not in nested functions or classes); per loop node."""
-    hit = _STORES.get(id(st))
-    if hit is not None and hit[0] is st:
-        return hit[1]
+    """`name.attr` targets the loop body assigns (not in nested functions or classes); kept on the loop node
+    (a table keyed by node would hold every edit's tree alive in the language server)."""
+    hit = getattr(st, "_devflow_stores", None)
+    if hit is not None:
+        return hit
     out, stack = [], list(st.body)
     while stack:
         n = stack.pop()
@@ -45,9 +43,7 @@ def stored_attributes(st) -> list[tuple[str, str]]:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and (t.value.id, t.attr) not in out:
                 out.append((t.value.id, t.attr))
         stack.extend(ast.iter_child_nodes(n))
-    if len(_STORES) > 50000:
-        _STORES.clear()
-    _STORES[id(st)] = (st, out)
+    st._devflow_stores = out
     return out
 
 
