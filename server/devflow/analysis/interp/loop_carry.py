@@ -28,11 +28,8 @@ def rebinds_device(before: dict, after: dict) -> bool:
 
 
 def stored_attributes(st) -> list[tuple[str, str]]:
-    """`name.attr` targets the loop body assigns (not in nested functions or classes); kept on the loop node
-    (a table keyed by node would hold every edit's tree alive in the language server)."""
-    hit = getattr(st, "_devflow_stores", None)
-    if hit is not None:
-        return hit
+    """`name.attr` targets the loop body assigns (not in nested functions or classes). Not cached: a table keyed
+    by node would hold every edit's tree alive in the language server, and the tree is never written to."""
     out, stack = [], list(st.body)
     while stack:
         n = stack.pop()
@@ -43,7 +40,6 @@ def stored_attributes(st) -> list[tuple[str, str]]:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and (t.value.id, t.attr) not in out:
                 out.append((t.value.id, t.attr))
         stack.extend(ast.iter_child_nodes(n))
-    st._devflow_stores = out
     return out
 
 
