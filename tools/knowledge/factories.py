@@ -13,7 +13,11 @@ sdist (never imported, never run):
 - a cpu tensor: a function taking only host values annotated to return a tensor, building it without a
   device (`open_clip.tokenize(texts)`), or with no device anywhere in it (`torchvision.io.read_image(path)`);
 - a registry: a module-level dict whose values are all such functions of one kind (`sam_model_registry`):
-  listed as `name[]`, what calling one of its values gives.
+  listed as `name[]`, what calling one of its values gives;
+- an object moved by copy: an instance of a class whose `.to(device)` returns a moved copy and leaves the
+  object where it was (DGL's `DGLGraph.to`: `ret = copy.copy(self)` ...; torchvision's `ImageList`), unlike
+  `nn.Module.to`. A function building one (`dgl.graph(data)`, `dgl.batch(graphs)`) puts it on its `device`
+  parameter when it uses it, else it is where the data it is built from is; the class itself is listed too.
 
 What a function returns is read from its `return` statements: a call of a module class (the package's or
 torch.nn's), of another such function, `.to()` / `.eval()` of a model, a name bound to one of those on
@@ -175,6 +179,7 @@ class _Scan:
         self.enums = frozenset(q.rsplit(".", 1)[-1] for q, c in self.classes.items()
                                if any(ast.unparse(b).rsplit(".", 1)[-1] in ("Enum", "IntEnum") for b in c.bases))
         self.specs: dict[str, dict] = {}
+        self.copies = self.copy_moving_classes()
         # models: module classes holding parameters or buffers (a loss or an activation is not placed)
         self.modules = set(stateful_modules(archive, package, torch_stateful)) | self.holding_parameters()
 
@@ -230,6 +235,32 @@ class _Scan:
                     changed = True
         return found
 
+    def copy_moving_classes(self) -> set[str]:
+        """Classes (not modules) whose `to` method returns, on some path, a copy of the object
+        (`copy.copy(self)`, `type(self)(...)`, the class called) and on every other path `self`."""
+        out = set()
+        for q, c in self.classes.items():
+            to = next((f for f in c.body if isinstance(f, FUNCS) and f.name == "to"), None)
+            if to is None or q in self.module_classes:
+                continue
+            envs = _reaching(to)
+            rets = [r for r in ast.walk(to) if isinstance(r, ast.Return) and id(r) in envs]
+
+            mod = next(m for m in self.trees if m.removesuffix(".__init__") == q.rsplit(".", 1)[0])
+
+            def copied(e, env, depth=0) -> bool:
+                if isinstance(e, ast.Name) and depth < 3:
+                    values = env.get(e.id) or []
+                    return bool(values) and all(copied(v, env, depth + 1) for v in values)
+                return isinstance(e, ast.Call) and (ast.unparse(e.func) in ("type(self)", "self.__class__") or
+                                                    self.resolve(e.func, mod, c.name) in ("copy.copy", "copy.deepcopy", q))
+
+            kinds = ["self" if isinstance(r.value, ast.Name) and r.value.id == "self" else
+                     "copy" if r.value is not None and copied(r.value, envs[id(r)]) else None for r in rets]
+            if "copy" in kinds and None not in kinds:
+                out.add(q)
+        return out
+
     def to_tensor_class(self, q: str) -> bool:
         if q.rsplit(".", 1)[-1] in _TO_TENSOR:
             return True
@@ -264,6 +295,10 @@ class _Scan:
             inner = self.kind_of(e.func.value, f, mod, cls, env, depth + 1)
             if inner is not None and inner["kind"] == "model":
                 return inner
+        if isinstance(e.func, ast.Attribute) and e.func.attr in ("to", "cuda", "cpu"):
+            inner = self.kind_of(e.func.value, f, mod, cls, env, depth + 1)
+            if inner is not None and inner["kind"] == "moved_by_copy":
+                return inner  # the moved copy
         if self.kind_of(e.func, f, mod, cls, env, depth + 1) == {"kind": "tokenizer"}:
             return {"kind": "cpu_tensor"}  # a tokenizer called: its token ids on the cpu
         q = self.resolve(e.func, mod, cls)
@@ -273,6 +308,8 @@ class _Scan:
             return {"kind": "model"}
         if q in self.modules or q in self.torch_modules:
             return {"kind": "model"}
+        if q in self.copies:
+            return {"kind": "moved_by_copy"}
         if q in self.module_classes and any(self.kind_of(a, f, mod, cls, env, depth + 1) == {"kind": "model"}
                                             for a in [*e.args, *(k.value for k in e.keywords)]):
             return {"kind": "model"}  # a module built from models holds their parameters (`EncodecModel(encoder, ...)`)
@@ -343,9 +380,9 @@ class _Scan:
         spec = kinds[0]
 
         def place(s):
-            if s is not None and s["kind"] == "model" and self.uses_device(f, mod, cls):
+            if s is not None and s["kind"] in ("model", "moved_by_copy") and self.uses_device(f, mod, cls):
                 names = [a.arg for a in f.args.args if a.arg not in ("self", "cls")]
-                s = {"kind": "model", "device": "device", "position": names.index("device") if "device" in names else None,
+                s = {"kind": s["kind"], "device": "device", "position": names.index("device") if "device" in names else None,
                      "default": _device_default(f)}
             return s
 
@@ -372,6 +409,7 @@ class _Scan:
                     self.specs[q] = self.specs[target]
                     changed = True
         out = {q: s for q, s in self.specs.items() if not any(p.startswith("_") for p in q.split(".")[1:])}
+        out.update({q: {"kind": "moved_by_copy"} for q in self.copies if not any(p.startswith("_") for p in q.split(".")[1:])})
         for q, (d, _mod) in self.registries.items():
             kinds = [self.specs.get(self.resolve(v, _mod, None)) for v in d.values]
             if d.values and kinds[0] is not None and all(k == kinds[0] for k in kinds):

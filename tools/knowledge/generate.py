@@ -114,7 +114,7 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
     tl = pins.TENSOR_LIBRARIES
     nn_methods = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
+                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **frameworks.torch_tables(),
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),

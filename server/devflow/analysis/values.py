@@ -162,6 +162,7 @@ LIST_ENCODING = "BatchEncoding of lists"  # a tokenizer's output without return_
 COLLATED = "collated"
 ENCODING = "encoding"
 GRAPH = "graph"  # a graph library's collated batch object (torch_geometric Batch): its .to() moves it in place
+COPY_MOVED = "moved by copy"  # a library object whose .to() returns a moved copy (a DGLGraph): never moved in place
 FIELDS = "fields"  # a batch object whose every field (attribute) is a tensor or a tuple of them, on one device
 MODEL_OUTPUT = "model output"  # a library model's output record (a transformers ModelOutput): its fields are tensors on its device
 

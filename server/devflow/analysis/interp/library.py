@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
-from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
@@ -173,8 +173,8 @@ class Library:
     def call_builtin(self, node, name: str, args, kwargs, frame) -> Val:
         if name == "enumerate" and args:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, self.iter_elem(args[0], None, frame)])))
-        if name == "zip" and not args and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
-            cols = zip_columns(self, node, frame)
+        if name == "zip" and len(node.args) == 1 and isinstance(node.args[0], ast.Starred):
+            cols = zip_columns(self, node, frame, args if "__opaque__" not in kwargs else ())
             if cols is not None:
                 return cols
         if name == "zip" and args:
@@ -189,6 +189,10 @@ class Library:
                 it.zipped = True  # type: ignore[attr-defined]
                 it.exact = all(k is not None for k in known)  # type: ignore[attr-defined]  # its length is known
             return Val("obj", obj=it, elem=Val("obj", obj=Obj("tuple", items=elems)))
+        if name == "map" and len(args) == 2 and args[0].kind == "qual" and args[0].const in ("builtins.list", "builtins.tuple") \
+                and columns_of(args[1]) is not None:  # `graphs, labels = map(list, zip(*samples))`: each column a list
+            kind = args[0].const.split(".")[1]
+            return Val("obj", obj=exact_sequence([Val("obj", obj=Obj(kind), elem=c.elem) for c in columns_of(args[1])]))
         if name in ("list", "tuple") and args and columns_of(args[0]) is not None:
             return Val("obj", obj=exact_sequence(columns_of(args[0]), kind=name))  # `list(zip(*rows))`: the columns
         if name in ("list", "tuple", "sorted", "reversed", "iter") and args:
@@ -775,8 +779,9 @@ class Library:
             batch = UNKNOWN
             if collate.kind == "func":
                 r = self.call_function(collate.func, [self._dataset_samples(ds, node)], {}, None, node)
-                if r.kind == "tensor":
-                    batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin)
+                if r.kind == "tensor":  # (a graph batched by the collate_fn keeps its kind: its .to() copies)
+                    batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin,
+                                batch=r.batch if r.batch == COPY_MOVED else "")
                 elif _collated_container(r):  # the DataLoader yields what collate_fn returns, entry by entry
                     batch = r
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":

@@ -9,7 +9,7 @@ import ast
 
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
-from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.held_tensors import tensor_leaves
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_branches import GlobalBranches
@@ -94,7 +94,7 @@ class Statements:
                 name = self.text(call.func.value)
                 self.add(Finding(
                     "DEV107", span_of(st),
-                    f"`{self.text(call)}` returns a new tensor that is thrown away: `{name}` stays on "
+                    f"`{self.text(call)}` returns a new {'copy' if recv.batch == COPY_MOVED else 'tensor'} that is thrown away: `{name}` stays on "
                     f"{recv.dev.render() if recv.dev else 'its device'}" + (f" ({recv.origin.reason})" if recv.origin else ""),
                     [(recv.origin.span, recv.origin.reason)] if recv.origin else [],
                     FixPlan("assign", span_of(st), name=name, title=f"Assign the result: `{name} = {self.text(call)}`",

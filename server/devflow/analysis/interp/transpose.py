@@ -1,5 +1,5 @@
 """`zip(*rows)` transposes: given rows that are all tuples of one known arity (`[(src, dst, t), ...]`, a list
-whose element is such a tuple), it yields one column per position, each a sequence of that position's values.
+whose element is such a tuple, or whose listed items all are), it yields one column per position, each a sequence of that position's values.
 So `src, dst, t = zip(*rows)` / `list(zip(*rows))` binds each name to the column of its position, not to a
 join of unlike fields. Rows of unknown shape stay unknown (the caller falls back to its generic zip)."""
 
@@ -8,18 +8,29 @@ from __future__ import annotations
 from devflow.analysis.values import Obj, Val
 
 
-def zip_columns(interp, node, frame) -> Val | None:
-    """The columns of `zip(*rows)` for rows of one known tuple shape, else None."""
-    spread = interp._starred.get(id(node), [])
-    if len(spread) != 1:
+def zip_columns(interp, node, frame, args=()) -> Val | None:
+    """The columns of `zip(*rows)` for rows of one known tuple shape, else None. `args`: the rows when the
+    call spread a list of known items into them (a collate_fn's samples)."""
+    if args:
+        shapes = list(args)
+    else:
+        spread = interp._starred.get(id(node), [])
+        if len(spread) != 1:
+            return None
+        rows = spread[0]
+        if rows.kind != "obj" or rows.obj is None or rows.obj.kind not in ("list", "tuple"):
+            return None
+        shapes = [rows.elem] if rows.elem is not None else list(rows.obj.items)
+    if not shapes or any(r.kind != "obj" or r.obj is None or r.obj.kind != "tuple" or not r.obj.items or r.elem is not None
+                         or len(r.obj.items) != len(shapes[0].obj.items) for r in shapes):
         return None
-    rows = spread[0]
-    if rows.kind != "obj" or rows.obj is None or rows.obj.kind not in ("list", "tuple") or rows.elem is None:
-        return None
-    row = rows.elem
-    if row.kind != "obj" or row.obj is None or row.obj.kind != "tuple" or not row.obj.items or row.elem is not None:
-        return None
-    return Val("obj", obj=exact_sequence([Val("obj", obj=Obj("tuple"), elem=v) for v in row.obj.items]))
+    columns = []
+    for i in range(len(shapes[0].obj.items)):
+        v = shapes[0].obj.items[i]
+        for r in shapes[1:]:
+            v = interp.join(v, r.obj.items[i])
+        columns.append(Val("obj", obj=Obj("tuple"), elem=v))
+    return Val("obj", obj=exact_sequence(columns))
 
 
 def columns_of(v: Val) -> list | None:
