@@ -342,6 +342,75 @@ def _hook_calls(f) -> list[str]:
     return [c.args[0].value for c in sorted(calls, key=lambda c: (c.lineno, c.col_offset))]
 
 
+def _synced_logs(wheel: Path) -> dict:
+    """LightningModule methods taking `sync_dist` (its value reduced over the strategy's process group): where
+    the logged tensor is among their arguments (after self): {"value": i} for the parameter handed to
+    `apply_to_collection` (`log(name, value)`), {"entries": i} for a dict whose items are logged one by one
+    (`log_dict(dictionary)`: `for k, v in dictionary.items(): self.log(...)`)."""
+    out: dict[str, dict] = {}
+    for _name, tree in _trees(wheel, "lightning/pytorch/core/"):
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LightningModule"):
+            for f in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+                params = [a.arg for a in f.args.args][1:]
+                if "sync_dist" not in params:
+                    continue
+                for n in ast.walk(f):
+                    if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) and isinstance(n.iter.func, ast.Attribute) \
+                            and n.iter.func.attr == "items" and isinstance(n.iter.func.value, ast.Name) \
+                            and n.iter.func.value.id in params and any(
+                                isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "log"
+                                for c in ast.walk(n)):
+                        out[f.name] = {"entries": params.index(n.iter.func.value.id), "param": n.iter.func.value.id}
+                    elif isinstance(n, ast.Call) and ast.unparse(n.func).endswith("apply_to_collection") and n.args \
+                            and isinstance(n.args[0], ast.Name) and n.args[0].id in params and f.name not in out:
+                        out[f.name] = {"value": params.index(n.args[0].id), "param": n.args[0].id}
+    return dict(sorted(out.items()))
+
+
+def _process_group_strategies(wheel: Path) -> dict:
+    """Lightning strategies that set up a torch.distributed process group whose backend follows the device
+    (`_get_process_group_backend`, defined or inherited: NCCL for a CUDA run): the names they register in
+    the strategy registry (`strategy="ddp"`) and their classes by every exported name (`DDPStrategy()`)."""
+    classes: dict[str, ast.ClassDef] = {}
+    for _name, tree in _trees(wheel, "lightning/pytorch/strategies/"):
+        for c in (n for n in tree.body if isinstance(n, ast.ClassDef)):
+            classes[c.name] = c
+
+    def has_group(c, seen=()) -> bool:
+        own = next((f for f in c.body if isinstance(f, ast.FunctionDef) and f.name == "_get_process_group_backend"), None)
+        if own is not None:  # the backend of the device it runs on (not a fixed one: XLA's "xla")
+            return "_get_default_process_group_backend_for_device" in ast.unparse(own)
+        return any(isinstance(b, ast.Name) and b.id in classes and b.id not in seen and has_group(classes[b.id], (*seen, b.id))
+                   for b in c.bases)
+
+    names, owners = set(), set()
+    for c in classes.values():
+        if not has_group(c):
+            continue
+        owners.add(c.name)
+        for f in (n for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "register_strategies"):
+            consts = {}  # `entries = (("ddp", "popen"), ...)`: the loop variable bound to each first item
+            for n in ast.walk(f):
+                if isinstance(n, ast.For) and isinstance(n.target, ast.Tuple) and isinstance(n.iter, ast.Name):
+                    value = next((a.value for a in ast.walk(f) if isinstance(a, ast.Assign) and
+                                  any(isinstance(t, ast.Name) and t.id == n.iter.id for t in a.targets)), None)
+                    if isinstance(value, (ast.Tuple, ast.List)) and isinstance(n.target.elts[0], ast.Name):
+                        consts[n.target.elts[0].id] = [e.elts[0].value for e in value.elts if isinstance(e, ast.Tuple)
+                                                       and isinstance(e.elts[0], ast.Constant)]
+            for n in ast.walk(f):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register" and n.args:
+                    a = n.args[0]
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                        names.add(a.value)
+                    elif isinstance(a, ast.Name) and a.id in consts:
+                        names.update(consts[a.id])
+    exported = set()
+    for owner in owners:
+        exported |= {q for q in _defined_or_exported(wheel, "lightning/", owner) if q.startswith("lightning.pytorch.")}
+    exported |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exported}
+    return {"names": sorted(names), "classes": sorted(exported)}
+
+
 def lightning(wheel: Path) -> dict:
     """Which LightningModule hooks get the batch before Trainer moves it and which after.
 
@@ -399,7 +468,9 @@ def lightning(wheel: Path) -> dict:
     # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
     exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
     trainers |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in trainers if e.startswith("lightning.pytorch.")}
+    synced, strategies = _synced_logs(wheel), _process_group_strategies(wheel)
     return {"module_classes": sorted(set(exports)), "trainer_classes": sorted(trainers), "trainer_runs": sorted(runs),
+            "synced_logs": synced, "process_group_strategies": strategies,
             "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}

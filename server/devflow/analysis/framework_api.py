@@ -58,6 +58,12 @@ LIGHTNING_BEFORE_TRANSFER = frozenset(_F["lightning"]["before_transfer"])
 LIGHTNING_TRANSFER = _F["lightning"]["transfer"]
 LIGHTNING_AFTER_TRANSFER = frozenset(_F["lightning"]["after_transfer"])
 LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of the batch after self
+# LightningModule.log / log_dict: where the logged tensor is ({"value": i} / {"entries": i} of a dict, and the
+# parameter's name); with sync_dist=True it is all-reduced over the strategy's process group
+LIGHTNING_SYNCED_LOGS = _F["lightning"].get("synced_logs", {})
+# strategies that set up a process group on the backend of their device (NCCL on GPUs): registered names and classes
+LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("names", []))
+LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
 
 # Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class
 # deriving from one is a module.

@@ -260,7 +260,7 @@ class Calls:
                 return UNKNOWN
             if fval.const in FW.LIGHTNING_TRAINER_RUNS and r.kind in ("obj", "module") and r.obj is not None \
                     and is_lightning_trainer(r.obj):
-                return self.lightning_run(node, args, kwargs)  # `trainer.fit(model)`: runs the model's step hooks
+                return self.lightning_run(node, args, kwargs, r.obj)  # `trainer.fit(model)`: runs the model's step hooks
             if r.kind == "tensor":
                 return self.tensor_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "module":

@@ -30,6 +30,67 @@ _CONFLICT = "conflict"
 class Collectives:
     """Backends of process groups, and the tensors collectives are given."""
 
+    # while a Lightning Trainer runs a module's hooks: (span, text) of the Trainer whose strategy set up an NCCL
+    # process group, for `self.log(..., sync_dist=True)`; None otherwise
+    lightning_group = None
+
+    def lightning_process_group(self, node, kwargs):
+        """A Lightning Trainer whose strategy sets up a process group on its device's backend (`strategy="ddp"`,
+        `DDPStrategy()`; generated: the strategies using `_get_process_group_backend`) on GPUs (accelerator
+        "gpu" / "cuda" / "auto" or none on a machine with CUDA; `gpus=` of Lightning 1.x): NCCL. Its
+        (span, strategy text); None when the backend is not NCCL or not known."""
+        if "__opaque__" in kwargs:
+            return None
+        strategy, acc = kwargs.get("strategy"), kwargs.get("accelerator")
+        if strategy is None:
+            return None
+        if strategy.kind == "const" and isinstance(strategy.const, str):
+            if strategy.const not in FW.LIGHTNING_GROUP_STRATEGIES:
+                return None
+        elif strategy.kind == "obj" and strategy.obj is not None and strategy.obj.kind == "lightning_strategy":
+            backend = strategy.obj.attrs.get("backend")
+            if backend is not None and not (backend.kind == "const" and backend.const in ("nccl", None)):
+                return None
+        else:
+            return None
+        if acc is not None and not (acc.kind == "const" and acc.const in ("gpu", "cuda", "auto", None)):
+            return None
+        return span_of(node), self.text(node)
+
+    def check_synced_log(self, node, name: str, args, kwargs) -> None:
+        """`self.log(name, value, sync_dist=True)` in a hook the Trainer runs with an NCCL process group: the
+        value is all-reduced there, so a cpu tensor fails (a Python number is made a tensor on the module's
+        device first)."""
+        spec = FW.LIGHTNING_SYNCED_LOGS.get(name)
+        sync = kwargs.get("sync_dist")
+        if spec is None or self.lightning_group is None or sync is None or not (sync.kind == "const" and sync.const is True):
+            return
+        at = spec.get("value", spec.get("entries"))
+        value = kwargs.get(spec["param"], args[at] if at is not None and len(args) > at else None)
+        if value is None:
+            return
+        if "entries" in spec:
+            if value.kind != "obj" or value.obj is None or value.obj.kind != "dict":
+                return
+            value = Val("obj", obj=Obj("list", items=list(value.obj.keys.values())), elem=value.elem)
+        t = _cpu_tensor(value)
+        if t is None:
+            return
+        key = ("collective", span_of(node))
+        if key in self.mix_origins:
+            return
+        self.mix_origins.add(key)
+        trainer_span, trainer_text = self.lightning_group
+        related = [(trainer_span, f"the Trainer's strategy sets up an NCCL process group: `{trainer_text}`")]
+        if t.origin is not None:
+            related.append((t.origin.span, t.origin.reason))
+        made = f" ({t.origin.reason})" if t.origin is not None and t.origin.reason else ""
+        self.add(Finding("DEV208", span_of(node),
+                         f"`{self.text(node.func)}(..., sync_dist=True)` all-reduces a cpu tensor{made} over the NCCL "
+                         f"process group of the Trainer's strategy, which communicates cuda tensors only (\"No backend "
+                         f"type associated with device type cpu\" / \"Tensors must be CUDA and dense\"): log it on the "
+                         f"module's device (`.to(self.device)`), or log a Python number (`.item()`)", related, None))
+
     def collective_call(self, node, q: str, args, kwargs) -> Val | None:
         """torch.distributed calls that create a group or communicate; None for the others."""
         if not q.startswith(_PREFIX) or self.standalone:

@@ -53,7 +53,11 @@ class Library:
             # `tqdm(loader)`: iterating the bar yields the loader's batches
             return Val("obj", obj=Obj("iter"), elem=self.iter_elem(args[0] if args else kwargs["iterable"], None, frame))
         if q in FW.LIGHTNING_TRAINERS:
-            return Val("obj", obj=Obj("lightning_trainer", qual=q))
+            trainer = Obj("lightning_trainer", qual=q)
+            trainer.attrs["process_group"] = self.lightning_process_group(node, kwargs)
+            return Val("obj", obj=trainer)
+        if q in FW.LIGHTNING_GROUP_STRATEGY_CLASSES:
+            return Val("obj", obj=Obj("lightning_strategy", qual=q, attrs={"backend": kwargs.get("process_group_backend")}))
         if q in FW.HF_TRAINERS:
             return self.new_hf_trainer(node, q, args, kwargs, frame)
         if q in FW.TOKENIZER_CONSTRUCTORS:

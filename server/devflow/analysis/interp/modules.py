@@ -530,6 +530,8 @@ class Modules:
 
     def module_method(self, node, mod: Val, name: str, args, kwargs, frame) -> Val:
         obj = mod.obj
+        if self.lightning_group is not None and name in FW.LIGHTNING_SYNCED_LOGS:
+            self.check_synced_log(node, name, args, kwargs)
         recv_text = self.text(node.func.value)
         if name in ("to", "cuda", "cpu"):
             if name == "to":

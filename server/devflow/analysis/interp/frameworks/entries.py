@@ -176,9 +176,10 @@ class Entries:
                         next((b for b in info.node.bases if self.text(b).rsplit(".", 1)[-1] == found[1].name), None)
                     self.run_standalone(found[0], info, defined_in=found[1], site=site)
 
-    def lightning_run(self, node, args, kwargs) -> Val:
+    def lightning_run(self, node, args, kwargs, trainer=None) -> Val:
         """`trainer.fit(model)` (validate / test / predict): the Trainer moves this very instance, built with
-        the arguments the program gave it, to its device and runs its step hooks on the moved batches.
+        the arguments the program gave it, to its device and runs its step hooks on the moved batches (with
+        the process group its strategy sets up, for `self.log(..., sync_dist=True)`).
         Afterwards its placement is not known (the strategy's teardown may move it back to the cpu)."""
         model = kwargs.get("model", args[0] if args else None)
         if self.standalone or model is None or model.kind != "module" or model.obj is None or model.obj.cls is None \
@@ -189,17 +190,22 @@ class Entries:
         origin = Origin(span_of(node), f"moved to the Trainer's device by `{self.text(node)}` at line {node.lineno}", "placed")
         self._move_rec(obj, dev, origin, self.frame, set())
         obj.dev = dev
-        for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
-            found = info.method(hook)
-            if found is None or self.budget <= 0:
-                continue
-            fn, cls = found
-            params = (fn.args.posonlyargs + fn.args.args)[1:]
-            at = F.LIGHTNING_BATCH_POSITION.get(hook)
-            hook_args = [UNKNOWN] * len(params)
-            if at is not None and at < len(params):
-                hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
-            self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+        saved_group = self.lightning_group
+        self.lightning_group = trainer.attrs.get("process_group") if trainer is not None and trainer.kind == "lightning_trainer" else None
+        try:
+            for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
+                found = info.method(hook)
+                if found is None or self.budget <= 0:
+                    continue
+                fn, cls = found
+                params = (fn.args.posonlyargs + fn.args.args)[1:]
+                at = F.LIGHTNING_BATCH_POSITION.get(hook)
+                hook_args = [UNKNOWN] * len(params)
+                if at is not None and at < len(params):
+                    hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
+                self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+        finally:
+            self.lightning_group = saved_group
         obj.dev = TOP
         return UNKNOWN
 
