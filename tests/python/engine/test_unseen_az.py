@@ -10,6 +10,9 @@ speech models (tokenizers, embedders, retrieval, generation loops, TTS inference
   from its parameters (`self.device = device`) stays unknown, and an nn.Module keeps its own rule (its
   forward on its own sees "the module's device"). Nor when a program importing the file sets the process-wide
   default device: the method's own device-less tensors are on that default then.
+- A function defined in the body being run and called there (`def get_device(): ...` inside `__init__`, Verba's
+  MiniLMEmbedder) is that body's own code: a body checked on its own follows it as if inlined, whatever tests
+  it makes, while calls to other functions stay unfollowed there (weaviate/Verba#61, DEV202).
 - An attribute moved where a flag is false (`if not self.cpu_only: self.bank = self.bank.cuda()`) holds its
   earlier value on the branches where the flag is true (`if self.cpu_only: ...`, or after
   `if not self.cpu_only: return`), as one moved where the flag is true does where it is false: with the state
@@ -227,3 +230,76 @@ def test_after_an_early_return_where_the_flag_is_false(tmp_path):
                 self.queue.index_copy_(0, torch.arange(ptr, ptr + keys.size(0)).cuda(), keys.cuda())
     """})
     assert _codes(tmp_path, "memory.py") == [(7, "DEV201")]
+
+
+_MINILM = """
+    class MiniLMEmbedder:
+        def __init__(self):
+            self.model = None
+            try:
+                import torch
+                from transformers import AutoModel, AutoTokenizer
+
+                def get_device():
+                    if torch.cuda.is_available():
+                        return torch.device("cuda")
+                    elif torch.backends.mps.is_available():
+                        return torch.device("mps")
+                    else:
+                        return torch.device("cpu")
+
+                self.device = get_device()
+                self.model = AutoModel.from_pretrained("sentence-transformers/all-MiniLM-L6-v2")
+                self.tokenizer = AutoTokenizer.from_pretrained("sentence-transformers/all-MiniLM-L6-v2")
+                self.model = self.model.to(self.device)
+            except Exception:
+                pass
+
+        def vectorize_chunk(self, chunk):
+            import torch
+
+            inputs = self.tokenizer(chunk, return_tensors="pt", padding=True, truncation=True){move}
+            with torch.no_grad():
+                outputs = self.model(**inputs)
+            return outputs.last_hidden_state.mean(dim=1).tolist()
+"""
+
+
+def test_device_helper_defined_inside_init_is_followed(tmp_path):
+    _project(tmp_path, {"minilm.py": _MINILM.replace("{move}", "")})
+    assert _codes(tmp_path, "minilm.py") == [(26, "DEV202")]
+
+
+def test_device_helper_inside_init_with_inputs_moved_is_silent(tmp_path):
+    _project(tmp_path, {"minilm.py": _MINILM.replace("{move}", ".to(self.device)")})
+    assert _codes(tmp_path, "minilm.py") == []
+
+
+def test_nested_helper_of_a_device_parameter_stays_unknown(tmp_path):
+    _project(tmp_path, {"minilm.py": _MINILM.replace("def __init__(self):", "def __init__(self, device):").replace(
+        'return torch.device("cuda")', "return device").replace("{move}", "")})
+    assert _codes(tmp_path, "minilm.py") == []
+
+
+def test_nested_helper_in_a_method_run_alone_split_in_a_package(tmp_path):
+    _project(tmp_path, {
+        "rag/__init__.py": "",
+        "rag/encoders.py": """
+            import torch
+            from transformers import AutoModel, AutoTokenizer
+
+
+            class QueryEncoder:
+                def __init__(self, name):
+                    self.name = name
+
+                def encode(self, query):
+                    def pick():
+                        return "cuda" if torch.cuda.is_available() else "cpu"
+
+                    model = AutoModel.from_pretrained(self.name).to(pick())
+                    ids = AutoTokenizer.from_pretrained(self.name)(query, return_tensors="pt")["input_ids"]
+                    return model(ids).pooler_output
+        """,
+    })
+    assert _codes(tmp_path, "rag/encoders.py") == [(14, "DEV202")]
