@@ -27,6 +27,7 @@ One class, `Interpreter`, composed of one part per concern (each a module of thi
 - `grads`: torch.autograd.grad's gradients, each on its input's device.
 - `loop_carry`: a loop body's second pass, from the state its first pass left, when that changed a name's device.
 - `flag_branches`: the false branch of a flag's second test sees what its first test moved unmoved.
+- `init_state`: a method checked on its own runs on an instance its class's `__init__` made.
 - `frames`: call frames, function references and helpers shared by the parts.
 """
 
@@ -43,6 +44,7 @@ from devflow.analysis.interp.flag_branches import FlagBranches
 from devflow.analysis.interp.frameworks import Frameworks
 from devflow.analysis.interp.grads import Gradients
 from devflow.analysis.interp.import_effects import ImportEffects
+from devflow.analysis.interp.init_state import InitState
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.loop_carry import LoopCarry
 from devflow.analysis.interp.modules import Modules
@@ -60,7 +62,8 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients, LoopCarry):
+                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients, LoopCarry,
+                  InitState):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 
 

@@ -291,7 +291,8 @@ class Calls:
         if kind == "autograd":  # `Fn.apply(...)`, `Fn().apply(...)`, `binarize = Fn.apply; binarize(...)`
             return self.autograd_apply(node, fval.func, args, kwargs)
         if kind == "func":
-            if self.standalone and not _own_method_of_standalone_self(fval.func, fval.bound):
+            if self.standalone and not _own_method_of_standalone_self(fval.func, fval.bound) \
+                    and not _own_closure(fval.func, self.frame):
                 return UNKNOWN
             self._interproc.add(id(node))
             b = fval.bound
@@ -344,7 +345,8 @@ class Calls:
 
     def _call_function(self, fref: FuncRef, args, kwargs, self_val: Val | None, call_node, standalone: bool) -> Val:
         fn = fref.node
-        if self.standalone and not standalone and _own_method_of_standalone_self(fref, self_val):
+        if self.standalone and not standalone and (_own_method_of_standalone_self(fref, self_val)
+                                                   or _own_closure(fref, self.frame)):
             standalone = True  # `self._helper(...)` in a method checked on its own: the helper's code is this object's
         # a nested function is one per closure: the same `constructor` made by a registry factory for agents,
         # networks and buffers runs inside another of its closures (`get_agent(cfg)` building `get_qnet(cfg)`)
@@ -727,6 +729,13 @@ def _own_method_of_standalone_self(fref: FuncRef, self_val: Val | None) -> bool:
     found = self_val.obj.cls.method(fref.node.name)
     return found is not None and found[0] is fref.node and not _sets_self_attributes(fref.node) \
         and not _branches(fref.node)
+
+
+def _own_closure(fref: FuncRef, frame) -> bool:
+    """A function defined in the body being run and called there (`def get_device(): ...` in an `__init__`
+    checked on its own): its code is that body's own, its free names are that frame's, so following it is
+    inlining it, whatever tests it makes."""
+    return fref.closure is not None and fref.closure is frame
 
 
 def _branches(fn) -> bool:

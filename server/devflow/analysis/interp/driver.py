@@ -133,6 +133,8 @@ class Driver:
         entry = self.framework_entry(fn, owner, self_val)
         if entry is not None:  # a Lightning hook, a logits processor: called by the framework with these
             args, self.standalone = entry, False
+        if owner is not None and self_val is not None and entry is None:
+            self.init_standalone_self(fn, owner, self_val, site)  # what __init__ stores on every instance
         kind = "function" if self_val is None else ("classmethod" if self_val.kind == "class" else "method")
         # (an inherited method runs in the file of the class that defines it: its names resolve there)
         # (`site`: where the checked file reaches it, for a finding that lies in another file)

@@ -8,7 +8,8 @@ symbolic device `_moved_on_one_branch` gives it: an accelerator on a GPU run). A
 attribute moved on one branch (`if self.use_cuda: self.bank = self.bank.cuda()`): on the flag's false
 branch it holds the value it had before the move. After `if use_cuda: return ...` (no `else:`), the rest of
 the block is that false branch: names stay narrowed (only that path goes on), attributes (shared objects)
-are as they were again when the block ends.
+are as they were again when the block ends. An attribute moved where the flag is false
+(`if not self.cpu_only: self.bank = self.bank.cuda()`) is likewise as it was on the branches where it is true.
 
 A flag is a name or an attribute chain (`use_cuda`, `self.use_cuda`, `args.cuda`), optionally negated;
 a bare name is the same flag only within one function body. Nothing else is narrowed: any other
@@ -58,26 +59,26 @@ class FlagBranches:
             self.__dict__.setdefault("flag_kept", {})[(dev_key, name)] = kept
 
     def note_flag_attr_moves(self, st, body_writes: list, else_writes: list, frame: Frame) -> None:
-        """`if self.use_cuda: self.bank = self.bank.cuda()`: an attribute moved from a cpu tensor on the flag's
-        true branch only (the `else:` of `if not flag:`); remembered by the value it holds after the `if`, with
-        the value it had before."""
+        """`if self.use_cuda: self.bank = self.bank.cuda()`: an attribute moved from a cpu tensor on one branch
+        of a flag's test only; remembered by the value it holds after the `if`, with the value it had before
+        and the flag's value where it was moved (`if not self.cpu_only: self.bank = self.bank.cuda()`: where
+        the flag is false)."""
         k = self._flag_key(st.test, frame)
         if k is None:
             return
-        if k[1]:  # `if not flag: ... else: self.bank = self.bank.cuda()`
-            body_writes, else_writes = else_writes, body_writes
-        other = {(id(o), n) for o, n, *_ in else_writes}
-        first: dict = {}
-        for o, n, v, prior in body_writes:
-            first.setdefault((id(o), n), (o, n, prior))
-        for key, (o, n, prior) in first.items():
-            now = o.attrs.get(n)
-            if key in other or now is None or prior is None or now.kind != "tensor" or prior.kind != "tensor":
-                continue
-            if prior.dev is None or not prior.dev.is_cpu or prior.scalar or now.dev is None or now.dev.is_cpu or \
-                    not now.dev.known or now.origin is None or now.origin.kind != "placed":
-                continue
-            self.__dict__.setdefault("flag_attrs", {})[id(now)] = (k[0], prior, now)
+        for writes, other_writes, where in ((body_writes, else_writes, not k[1]), (else_writes, body_writes, k[1])):
+            other = {(id(o), n) for o, n, *_ in other_writes}
+            first: dict = {}
+            for o, n, v, prior in writes:
+                first.setdefault((id(o), n), (o, n, prior))
+            for key, (o, n, prior) in first.items():
+                now = o.attrs.get(n)
+                if key in other or now is None or prior is None or now.kind != "tensor" or prior.kind != "tensor":
+                    continue
+                if prior.dev is None or not prior.dev.is_cpu or prior.scalar or now.dev is None or now.dev.is_cpu or \
+                        not now.dev.known or now.origin is None or now.origin.kind != "placed":
+                    continue
+                self.__dict__.setdefault("flag_attrs", {})[id(now)] = (k[0], prior, now, where)
 
     def flag_false_branch(self, st, frame: Frame) -> tuple[bool, tuple] | None:
         """For `if <flag>:` whose flag moved values before: (whether the branch where it is false is the body,
@@ -93,13 +94,14 @@ class FlagBranches:
             return None
         return negated, flag
 
-    def unmove_for_flag(self, flag, st, frame: Frame) -> list:
-        """On the flag's false branch: names on the flag's accelerator are on the cpu; attributes moved under
-        the flag hold their earlier value. Returns what to undo after the branch (`redo_after_flag`)."""
+    def unmove_for_flag(self, flag, st, frame: Frame, where: bool = False) -> list:
+        """On a branch where the flag is `where`: (false) names on the flag's accelerator are on the cpu;
+        attributes moved where the flag had the other value hold their earlier value. Returns what to undo
+        after the branch (`redo_after_flag`)."""
         devs, attrs = self.__dict__.get("flag_devs") or {}, self.__dict__.get("flag_attrs") or {}
         kept = self.__dict__.get("flag_kept") or {}
         undo = []
-        for name, v in list(frame.env.items()):
+        for name, v in (list(frame.env.items()) if not where else ()):
             d = devs.get(v.dev.key) if v.kind == "tensor" and v.dev is not None and v.dev.kind == "sym" else None
             if d is not None and d[0] == flag:
                 cpu = kept.get((v.dev.key, name))
@@ -117,7 +119,7 @@ class FlagBranches:
                     continue
                 for n, now in list(obj.attrs.items()):
                     hit = attrs.get(id(now))
-                    if hit is not None and hit[0] == flag and hit[2] is now:
+                    if hit is not None and hit[0] == flag and hit[2] is now and hit[3] != where:
                         obj.attrs[n] = hit[1]
                         undo.append((obj, n, hit[1], now))
         return undo

@@ -198,7 +198,7 @@ class Statements:
         if narrow is not None:
             frame.env[narrow[0]] = narrow[1]
         flag = self.flag_false_branch(st, frame)  # (a flag tested before: its false branch sees nothing moved)
-        undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and flag[0] else ()
+        undo = self.unmove_for_flag(flag[1], st, frame, where=not flag[0]) if flag is not None else ()
         globs = GlobalBranches.start(self, frame)  # `global` names are branched like local ones
         defaults = DefaultDeviceBranches(self)  # so is the process-wide default device
         t_body = self.exec_block(st.body, frame)
@@ -211,7 +211,7 @@ class Statements:
         frame.env = dict(before)
         if narrow is not None:
             frame.env[narrow[0]] = narrow[2]
-        undo = self.unmove_for_flag(flag[1], st, frame) if flag is not None and not flag[0] else ()
+        undo = self.unmove_for_flag(flag[1], st, frame, where=flag[0]) if flag is not None else ()
         t_else = self.exec_block(st.orelse, frame)
         if t_body and not st.orelse and undo:
             self.flag_tail(undo)  # `if flag: return ...`: what follows the `if` runs where the flag is false
