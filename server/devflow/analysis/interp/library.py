@@ -224,7 +224,7 @@ class Library:
                 if child:
                     target.end_lineno, target.end_col_offset = node.end_lineno, node.end_col_offset
                 st = node if child or not frame.stmt_stack else frame.stmt_stack[-1]
-                self.set_attr(args[0], target, args[2], frame, st)
+                self.set_attr(args[0], target, args[2], frame, st, value_node=node.args[2])
                 return Val("const", const=None)
         if name == "type" and len(args) == 1 and args[0].kind == "tensor" and not args[0].batch:
             # (a DataLoader batch may be a list or a tuple of tensors: its type is not known)
