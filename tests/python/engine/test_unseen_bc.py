@@ -134,3 +134,143 @@ def test_setattr_plain_tensor_is_still_left_on_the_cpu():
 def test_setattr_parameter_module_never_moved_still_reported():
     src = _SETATTR_PARAM.replace("    model = model.cuda()\n", "")
     assert [c for _, c in _codes(src)] != []
+
+
+# -- dataclass fields with a default_factory -----------------------------------------------------
+
+_CONFIG = """
+import dataclasses
+from dataclasses import field
+
+import torch
+from torch import nn
+
+
+class VectorEncoder(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self._layers = nn.Sequential(nn.Linear(n, 16), nn.ReLU())
+
+    def forward(self, x):
+        return self._layers(x)
+
+
+@dataclasses.dataclass()
+class VectorEncoderFactory:
+    hidden: int = 16
+
+    def create(self, n):
+        return VectorEncoder(n)
+
+
+def compute_output_size(shape, encoder, device):
+    with torch.no_grad():
+        y = encoder(torch.rand(1, *shape, device=device))
+    return int(y.shape[1])
+
+
+@dataclasses.dataclass()
+class Config:
+    gamma: float = 0.99
+    encoder_factory: VectorEncoderFactory = FIELD
+
+
+class Algo:
+    def __init__(self, config, device):
+        self._config = config
+        self._device = device
+
+    def build(self, shape):
+        encoder = self._config.encoder_factory.create(shape[0])
+        hidden = compute_output_size(shape, encoder, self._device)
+        q = nn.Linear(hidden, 4)
+        q.to(self._device)
+        return q
+
+
+Algo(Config(gamma=0.9), "cuda:0").build((8,))
+"""
+
+
+def _config(field_decl: str) -> list[tuple[int, str]]:
+    return _codes(_CONFIG.replace("FIELD", field_decl))
+
+
+def test_default_factory_builds_a_fresh_cpu_module_met_by_a_cuda_probe():
+    assert [c for _, c in _config("field(default_factory=VectorEncoderFactory)")] != []
+    assert {c for _, c in _config("field(default_factory=VectorEncoderFactory)")} == {"DEV106"}
+
+
+def test_default_factory_from_a_helper_returning_the_field():
+    src = _CONFIG.replace("FIELD", "make_encoder_field()").replace(
+        "@dataclasses.dataclass()\nclass Config:",
+        "def make_encoder_field():\n    return field(default_factory=VectorEncoderFactory)\n\n\n"
+        "@dataclasses.dataclass()\nclass Config:")
+    assert {c for _, c in _codes(src)} == {"DEV106"}
+
+
+def test_default_value_and_explicit_argument_still_work():
+    assert {c for _, c in _config("field(default=VectorEncoderFactory())")} == {"DEV106"}
+    src = _CONFIG.replace("FIELD", "None").replace("Config(gamma=0.9)", "Config(encoder_factory=VectorEncoderFactory())")
+    assert {c for _, c in _codes(src)} == {"DEV106"}
+
+
+def test_probe_on_the_encoder_device_is_silent():
+    src = _CONFIG.replace("FIELD", "field(default_factory=VectorEncoderFactory)").replace(
+        "def compute_output_size(shape, encoder, device):\n    with torch.no_grad():",
+        "def compute_output_size(shape, encoder, device):\n    device = next(encoder.parameters()).device\n"
+        "    with torch.no_grad():")
+    assert _codes(src) == []
+
+
+def test_unknown_factory_stays_silent():
+    src = _CONFIG.replace("FIELD", "field(default_factory=make_factory)").replace(
+        "@dataclasses.dataclass()\nclass Config:", "from registry import make_factory\n\n\n@dataclasses.dataclass()\nclass Config:")
+    assert _codes(src) == []
+
+
+def test_factory_in_a_package_split_into_files(tmp_path):
+    pkg = tmp_path / "rl"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "encoders.py").write_text(textwrap.dedent(_CONFIG.split("def compute_output_size")[0]))
+    (pkg / "algo.py").write_text(textwrap.dedent("""
+        import dataclasses
+        from dataclasses import field
+
+        import torch
+        from torch import nn
+
+        from .encoders import VectorEncoderFactory
+
+
+        def make_encoder_field():
+            return field(default_factory=VectorEncoderFactory)
+
+
+        def compute_output_size(shape, encoder, device):
+            with torch.no_grad():
+                y = encoder(torch.rand(1, *shape, device=device))
+            return int(y.shape[1])
+
+
+        @dataclasses.dataclass()
+        class Config:
+            encoder_factory: VectorEncoderFactory = make_encoder_field()
+
+            def create(self, device):
+                return Algo(self, device)
+
+
+        class Algo:
+            def __init__(self, config, device):
+                self._config = config
+                self._device = device
+
+            def build(self, shape):
+                encoder = self._config.encoder_factory.create(shape[0])
+                return compute_output_size(shape, encoder, self._device)
+        """))
+    (tmp_path / "run.py").write_text("from rl.algo import Config\n\nConfig().create(device='cuda:0').build((8,))\n")
+    found = {d.code for f in ("run.py", "rl/algo.py", "rl/encoders.py") for d in check_path(str(tmp_path / f)).diagnostics}
+    assert found == {"DEV106"}

@@ -95,6 +95,12 @@ class Library:
                 and isinstance(args[0].const, str) and args[0].const and not args[0].const.startswith("."):
             # `self._torch = importlib.import_module("torch")`: the module itself, as `import torch` names it
             return self.qual_value(args[0].const)
+        if q == "dataclasses.field":
+            # `field(default=...)` / `field(default_factory=F)` (also returned by a helper): a field declaration;
+            # the dataclass's generated __init__ binds the default, or calls the factory, per instance
+            decl = Obj("dataclass_field")
+            decl.keys = {k: v for k, v in kwargs.items() if k in ("default", "default_factory")}
+            return Val("obj", obj=decl)
         if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
             return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
         if q == "argparse.ArgumentParser":
