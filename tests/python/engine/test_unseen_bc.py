@@ -5,7 +5,14 @@ forecasting, reinforcement and meta-learning, knowledge-graph embeddings, self-s
   nn.Parameter(...)` does (nn.Module.__setattr__ runs either way): the parameter moves with its module,
   so reading it back (`getattr(self, "W")` or `self.W`) after `model.cuda()` is on the module's device
   (GNN-for-text-classification's SimpleConv: no false DEV201). A plain tensor stored the same way stays
-  where it was made."""
+  where it was made.
+- `field(default_factory=F)` in a dataclass (also from a helper returning the field, as d3rlpy's
+  `make_encoder_field()`) gives each instance `F()`: the encoder factory a config holds by default builds a
+  fresh cpu module, which a probe made on the algorithm's cuda device then meets (DEV106, d3rlpy#329).
+- `register_buffer` / `register_parameter` bind their arguments by keyword too (`register_buffer(name=
+  "mersenne", tensor=t)`, PyKEEN's BloomFilterer): the tensor is a buffer of the module, moved with it, and
+  left on the cpu with it when the module is never moved. `torch.tensor` / `torch.as_tensor` take their
+  data by keyword too (`torch.as_tensor(data=[...])`): a list makes a cpu tensor, not a 0-dim scalar."""
 
 from __future__ import annotations
 
@@ -274,3 +281,79 @@ def test_factory_in_a_package_split_into_files(tmp_path):
     (tmp_path / "run.py").write_text("from rl.algo import Config\n\nConfig().create(device='cuda:0').build((8,))\n")
     found = {d.code for f in ("run.py", "rl/algo.py", "rl/encoders.py") for d in check_path(str(tmp_path / f)).diagnostics}
     assert found == {"DEV106"}
+
+
+# -- register_buffer by keyword ------------------------------------------------------------------
+
+_FILTER = """
+import torch
+from torch import nn
+
+
+class Filterer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer(name="mersenne", tensor=torch.as_tensor(data=[131071, 524287], dtype=torch.long))
+
+    def forward(self, batch):
+        return (self.mersenne * batch).sum(dim=-1)
+
+
+class Sampler:
+    def __init__(self):
+        self.filterer = Filterer()
+
+    def sample(self, positive_batch):
+        return self.filterer(positive_batch)
+
+
+class Loop:
+    def __init__(self, model):
+        self.model = model
+        self.sampler = Sampler()
+
+    @property
+    def device(self):
+        return next(self.model.parameters()).device
+
+    def step(self, batch):
+        return self.sampler.sample(batch.to(self.device))
+
+
+model = nn.Linear(2, 2).to("cuda:0")
+Loop(model).step(torch.randint(0, 10, (4, 2)))
+"""
+
+
+def test_keyword_buffer_of_a_module_held_by_a_plain_object_is_left_on_the_cpu():
+    assert [c for _, c in _codes(_FILTER)] == ["DEV106"]
+
+
+def test_buffer_name_positional_tensor_by_keyword():
+    src = _FILTER.replace('register_buffer(name="mersenne", tensor=', 'register_buffer("mersenne", tensor=')
+    assert [c for _, c in _codes(src)] == ["DEV106"]
+
+
+def test_register_parameter_by_keyword_moves_with_a_moved_module():
+    src = _FILTER.replace('self.register_buffer(name="mersenne", tensor=torch.as_tensor(data=[131071, 524287], dtype=torch.long))',
+                          'self.register_parameter(name="mersenne", param=nn.Parameter(torch.ones(2)))').replace(
+        "        self.filterer = Filterer()", "        self.filterer = Filterer().to('cuda:0')")
+    assert _codes(src) == []
+
+
+def test_keyword_buffer_moved_with_its_module_is_silent():
+    src = _FILTER.replace("        self.filterer = Filterer()", "        self.filterer = Filterer().to('cuda:0')")
+    assert _codes(src) == []
+
+
+def test_sampler_made_a_module_and_moved_with_the_loop_is_silent():
+    src = _FILTER.replace("class Sampler:\n    def __init__(self):\n",
+                          "class Sampler(nn.Module):\n    def __init__(self):\n        super().__init__()\n").replace(
+        "        self.sampler = Sampler()", "        self.sampler = Sampler().to(self.device)")
+    assert _codes(src) == []
+
+
+def test_keyword_buffer_with_unknown_batch_device_is_silent():
+    src = _FILTER.replace("model = nn.Linear(2, 2).to(\"cuda:0\")", "model = load_model()").replace(
+        "import torch\n", "import torch\nfrom zoo import load_model\n", 1)
+    assert _codes(src) == []

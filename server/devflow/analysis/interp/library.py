@@ -416,12 +416,14 @@ class Library:
             shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)
             scalar = isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts
             if rest in T.MAYBE_SCALAR_FACTORIES:
-                a0 = node.args[0] if node.args else None
+                # the data positionally or by keyword (`torch.as_tensor(data=[...], dtype=torch.long)`)
+                a0 = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
+                v0 = args[0] if args else kwargs.get("data")
                 scalar = not (isinstance(a0, (ast.List, ast.ListComp, ast.Tuple)) or
-                              (args and args[0].kind == "obj" and args[0].obj is not None and args[0].obj.kind in ("list", "tuple")))
-                if args and args[0].kind == "tensor":
-                    return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar)
-                if a0 is not None and isinstance(a0, ast.Name) and args[0].kind == "unknown":
+                              (v0 is not None and v0.kind == "obj" and v0.obj is not None and v0.obj.kind in ("list", "tuple")))
+                if v0 is not None and v0.kind == "tensor":
+                    return Val("tensor", v0.dev, v0.origin, scalar=v0.scalar)
+                if a0 is not None and isinstance(a0, ast.Name) and v0 is not None and v0.kind == "unknown":
                     # `torch.tensor(x)` keeps a tensor `x` on its device: of an unknown `x`, the device
                     # is unknown too (it is cpu only for Python data, which `x` may not be)
                     return UNKNOWN
