@@ -357,3 +357,33 @@ def test_keyword_buffer_with_unknown_batch_device_is_silent():
     src = _FILTER.replace("model = nn.Linear(2, 2).to(\"cuda:0\")", "model = load_model()").replace(
         "import torch\n", "import torch\nfrom zoo import load_model\n", 1)
     assert _codes(src) == []
+
+
+def test_setattr_parameters_under_computed_names_are_silent():
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class GraphConvolution(nn.Module):
+        def __init__(self, input_dim, output_dim, support):
+            super().__init__()
+            self.support = support
+            for i in range(len(self.support)):
+                setattr(self, 'W{}'.format(i), nn.Parameter(torch.randn(input_dim, output_dim)))
+
+        def forward(self, x):
+            for i in range(len(self.support)):
+                pre_sup = x.mm(getattr(self, 'W{}'.format(i)))
+                if i == 0:
+                    out = self.support[i].mm(pre_sup)
+                else:
+                    out += self.support[i].mm(pre_sup)
+            return out
+
+
+    support = [torch.eye(5).cuda()]
+    model = GraphConvolution(3, 4, support).cuda()
+    model(torch.randn(5, 3).cuda())
+    """
+    assert _codes(src) == []
