@@ -662,7 +662,8 @@ class Calls:
 
     def _dataclass_fields(self, info: ClassInfo, obj, args, kwargs) -> None:
         """`@dataclass class Config: device: str = "cuda"`: the generated __init__ binds each field
-        to its argument or its default (`field(default=...)` too; a default_factory stays unknown)."""
+        to its argument or its default (`field(default=...)` too; `field(default_factory=F)`, also from a
+        helper returning it, calls `F()` for each instance)."""
         fields = [st for b in reversed([info, *info.base_infos]) for st in b.node.body
                   if isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)
                   and "ClassVar" not in ast.unparse(st.annotation)]
@@ -676,15 +677,27 @@ class Calls:
                     v = kwargs[name]
                 elif "__opaque__" in kwargs or st.value is None:
                     v = UNKNOWN
-                elif isinstance(st.value, ast.Call) and (FileIndex.dotted(st.value.func) or "").rsplit(".", 1)[-1] == "field":
-                    d = next((k.value for k in st.value.keywords if k.arg == "default"), None)
-                    v = self.eval(d, self.module_frame) if d is not None else UNKNOWN
                 else:
-                    v = self.eval(st.value, self.module_frame)
+                    v = self._field_default(st.value)
                 obj.attrs[name] = v
         finally:
             if saved is not None:
                 self.leave(saved)
+
+    def _field_default(self, value: ast.expr) -> Val:
+        """The value a dataclass field declared as `= value` gets when no argument is given."""
+        decl = self.eval(value, self.module_frame)
+        if decl.kind == "obj" and decl.obj is not None and decl.obj.kind == "dataclass_field":
+            keys = decl.obj.keys
+            if "default" in keys:
+                return keys["default"]
+            if "default_factory" in keys:
+                return self.call(value, keys["default_factory"], None, [], {}, self.module_frame)
+            return UNKNOWN
+        if isinstance(value, ast.Call) and (FileIndex.dotted(value.func) or "").rsplit(".", 1)[-1] == "field":
+            d = next((k.value for k in value.keywords if k.arg == "default"), None)  # a `field` not resolved
+            return self.eval(d, self.module_frame) if d is not None else UNKNOWN
+        return decl
 
     def builds_modules(self, fn) -> bool:
         cached = self.builds_modules_cache.get(id(fn))

@@ -99,6 +99,12 @@ class Library:
                 and isinstance(args[0].const, str) and args[0].const and not args[0].const.startswith("."):
             # `self._torch = importlib.import_module("torch")`: the module itself, as `import torch` names it
             return self.qual_value(args[0].const)
+        if q == "dataclasses.field":
+            # `field(default=...)` / `field(default_factory=F)` (also returned by a helper): a field declaration;
+            # the dataclass's generated __init__ binds the default, or calls the factory, per instance
+            decl = Obj("dataclass_field")
+            decl.keys = {k: v for k, v in kwargs.items() if k in ("default", "default_factory")}
+            return Val("obj", obj=decl)
         if q == "functools.partial" and args and args[0].kind in ("func", "class", "partial", "qual"):
             return Val("partial", func=args[0], const=(list(args[1:]), dict(kwargs)))
         if q == "argparse.ArgumentParser":
@@ -232,7 +238,7 @@ class Library:
                 if child:
                     target.end_lineno, target.end_col_offset = node.end_lineno, node.end_col_offset
                 st = node if child or not frame.stmt_stack else frame.stmt_stack[-1]
-                self.set_attr(args[0], target, args[2], frame, st)
+                self.set_attr(args[0], target, args[2], frame, st, value_node=node.args[2])
                 return Val("const", const=None)
         if name == "type" and len(args) == 1 and args[0].kind == "tensor" and not args[0].batch:
             # (a DataLoader batch may be a list or a tuple of tensors: its type is not known)
@@ -418,12 +424,14 @@ class Library:
             shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)
             scalar = isinstance(shape, (ast.Tuple, ast.List)) and not shape.elts
             if rest in T.MAYBE_SCALAR_FACTORIES:
-                a0 = node.args[0] if node.args else None
+                # the data positionally or by keyword (`torch.as_tensor(data=[...], dtype=torch.long)`)
+                a0 = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "data"), None)
+                v0 = args[0] if args else kwargs.get("data")
                 scalar = not (isinstance(a0, (ast.List, ast.ListComp, ast.Tuple)) or
-                              (args and args[0].kind == "obj" and args[0].obj is not None and args[0].obj.kind in ("list", "tuple")))
-                if args and args[0].kind == "tensor":
-                    return Val("tensor", args[0].dev, args[0].origin, scalar=args[0].scalar)
-                if a0 is not None and isinstance(a0, ast.Name) and args[0].kind == "unknown":
+                              (v0 is not None and v0.kind == "obj" and v0.obj is not None and v0.obj.kind in ("list", "tuple")))
+                if v0 is not None and v0.kind == "tensor":
+                    return Val("tensor", v0.dev, v0.origin, scalar=v0.scalar)
+                if a0 is not None and isinstance(a0, ast.Name) and v0 is not None and v0.kind == "unknown":
                     # `torch.tensor(x)` keeps a tensor `x` on its device: of an unknown `x`, the device
                     # is unknown too (it is cpu only for Python data, which `x` may not be)
                     return UNKNOWN

@@ -593,10 +593,14 @@ class Modules:
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
-        if name in ("register_buffer", "register_parameter") and len(args) >= 2 and args[0].kind == "const":
-            obj.buffers.add(args[0].const)
-            obj.attrs[args[0].const] = args[1]
-            return Val("const", const=None)
+        if name in ("register_buffer", "register_parameter"):
+            # by keyword too: `register_buffer(name="bit_array", tensor=t)`, `register_parameter(name=, param=)`
+            given = name == "register_buffer" and "tensor" or "param"
+            bound = (list(args) + [kwargs[k] for k in ("name", given) if k in kwargs])[:2]
+            if len(bound) == 2 and bound[0].kind == "const":
+                obj.buffers.add(bound[0].const)
+                obj.attrs[bound[0].const] = bound[1]
+                return Val("const", const=None)
         if FW.TRACE_ARCHIVE and name == FW.TRACE_ARCHIVE["save_method"] and args and getattr(obj, "traced", None) is not None:
             self.trace_saved(mod, args[0])  # `traced.save("m.pt")`
             return Val("const", const=None)

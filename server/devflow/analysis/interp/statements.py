@@ -701,8 +701,11 @@ class Statements:
                 if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                     base.obj.exact = False  # type: ignore[attr-defined]
 
-    def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
+    def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st, value_node=None) -> None:
+        """`value_node`: the stored expression when it is not the statement's value (`setattr(self, "w",
+        nn.Parameter(...))` registers a parameter as `self.w = nn.Parameter(...)` does)."""
         obj = base.obj
+        param_call = id(_param_call_of(value_node if value_node is not None else getattr(st, "value", None)))
         name = target.attr
         found = obj.cls.setter(name) if obj.cls is not None else None
         if found is not None:
@@ -721,11 +724,11 @@ class Statements:
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
                     and not getattr(obj, "standalone", False) and _holds_new_modules(child):
                 self.report_added_after_move(obj, child, target, st, frame)
-        elif obj.kind == "module" and val.kind == "tensor" and id(_param_call_of(getattr(st, "value", None))) in self._param_nodes:
+        elif obj.kind == "module" and val.kind == "tensor" and param_call in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
             val = param_of(val, obj)  # (and one object wherever it is kept: param_identity)
         if obj.kind == "module" and obj.cls is None and obj.dev is not None and \
-                id(_param_call_of(getattr(st, "value", None))) in self._param_nodes and \
+                param_call in self._param_nodes and \
                 (val.kind != "tensor" or val.dev is None or val.dev != obj.dev):
             # a torch.nn module given another tensor as its parameter (`lstm.weight_ih_l0 =
             # nn.Parameter(cell.weight_ih)`): its parameters are where that tensor is, not known here
