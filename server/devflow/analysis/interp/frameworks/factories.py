@@ -117,8 +117,7 @@ class LibraryFactories:
             if dev is None:
                 return None, ""
             return dev, f"put on {dev.render()} by `{shown}()` at line {line} (its `device` defaults to \"{default}\")"
-        if d.kind == "device" and d.dev is not None and d.dev.known:
-            return d.dev, f"put on {d.dev.render()} by `{shown}()` at line {line}"
-        if d.kind == "const" and isinstance(d.const, str) and concrete(d.const) is not None:
-            return concrete(d.const), f"put on {d.const} by `{shown}()` at line {line}"
-        return None, ""
+        dev = self._as_device(d) if d.kind in ("device", "const") else None
+        if dev is None or not dev.known:
+            return None, ""
+        return dev, f"put on {d.const if d.kind == 'const' else dev.render()} by `{shown}()` at line {line}"
