@@ -759,15 +759,11 @@ def _branches(fn) -> bool:
 
 
 def _sets_self_attributes(fn) -> bool:
-    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body. Cached on the node
-    itself: a table keyed by the node kept every tree it saw alive in a long-lived process."""
-    hit = getattr(fn, "_devflow_sets_self", None)
-    if hit is not None:
-        return hit
+    """`self.x = ...` (or `+=`, `self.x[i] = ...`) anywhere in the method's own body. Not cached: the analysis
+    never writes to the tree, and a table keyed by node would keep every edit's tree alive in the server."""
     a = fn.args
     first = (a.posonlyargs + a.args)[:1]
     me = first[0].arg if first else None
-    out = False
     for n in ast.walk(fn):
         targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, (ast.AugAssign, ast.AnnAssign)) else []
         for t in targets:
@@ -775,6 +771,5 @@ def _sets_self_attributes(fn) -> bool:
                     isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name)):
                 t = t.value
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
-                out = True
-    fn._devflow_sets_self = out
-    return out
+                return True
+    return False
