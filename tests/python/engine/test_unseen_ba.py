@@ -278,3 +278,19 @@ def test_batch_moved_in_place_by_a_method_split_into_files(tmp_path: Path):
 
         class OCPTrainer:""" + textwrap.dedent("    " + trainer).split("\n", 1)[1]))
     assert [d.code for d in check_path(tmp_path).diagnostics] == []
+
+
+def test_batch_moved_on_one_branch_of_the_callee_is_not_known_moved_for_the_caller():
+    # moved only where `self.on_gpu` holds: after the call the caller's batch may be on either device, and the
+    # cpu tensor it meets is not reported as meeting a GPU batch
+    src = _OCP.replace("""        def _forward(self, batch):
+            return self.model(batch.to(self.device))
+""", """        def _forward(self, batch):
+            if self.on_gpu:
+                batch.to(self.device)
+            return self.model(batch)
+""").replace("""            self.device = torch.device("cuda")
+""", """            self.device = torch.device("cuda")
+            self.on_gpu = torch.cuda.device_count() > 0
+""").replace("""            return F.mse_loss(out.squeeze(-1), batch.y.float())""", """            return F.mse_loss(batch.y.float(), torch.zeros(batch.y.shape[0]))""")
+    assert _codes(src) == []

@@ -17,7 +17,7 @@ from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
 from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
-from devflow.analysis.interp.param_moves import note_param_moved, rebind_moved_args
+from devflow.analysis.interp.param_moves import moved_at_exit, note_param_moved, rebind_moved_args
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store, places_state_itself
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
@@ -425,7 +425,8 @@ class Calls:
             self.depth -= 1
             self.active.discard(active_key)
             self.step_recorders.pop()
-        rebind_moved_args(self.frame, call_node, params, fref.kind in ("method", "classmethod"), frame.moved_params)
+        moved = moved_at_exit(frame)
+        rebind_moved_args(self.frame, call_node, params, fref.kind in ("method", "classmethod"), moved)
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
         if frame.yields is not None or (not isinstance(fn, ast.Lambda) and self._is_generator(fn)):
             # calling a generator function gives an iterator over what it yields
@@ -434,8 +435,8 @@ class Calls:
             self.memo[memo_key] = ret
             if steps:
                 self.memo_steps[memo_key] = steps
-            if frame.moved_params:
-                self.memo_moves[memo_key] = frame.moved_params
+            if moved:
+                self.memo_moves[memo_key] = moved
         return ret
 
     def _is_generator(self, fn) -> bool:

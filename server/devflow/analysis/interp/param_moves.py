@@ -22,6 +22,14 @@ def note_param_moved(frame, name: str, val: Val) -> None:
         frame.moved_params[name] = val
 
 
+def moved_at_exit(frame) -> dict[str, Val] | None:
+    """The parameters moved in place, each as the function leaves it: a move on one branch only (joined
+    with the unmoved batch of the other path) gives the caller that join, not the moved batch."""
+    if not frame.moved_params:
+        return None
+    return {p: frame.env.get(p, v) for p, v in frame.moved_params.items()}
+
+
 def rebind_moved_args(caller, call_node, params: list[str], bound_self: bool, moved: dict[str, Val] | None) -> None:
     """Rebind, in the caller's frame, each plain name passed for a parameter the callee moved in place."""
     if not moved or caller is None or not isinstance(call_node, ast.Call):
