@@ -16,6 +16,8 @@ from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
 from devflow.analysis.interp.dict_truth import mark_escaped
+from devflow.analysis.interp.batch_moves import batch_moved_in_place
+from devflow.analysis.interp.param_moves import moved_at_exit, note_param_moved, rebind_moved_args
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store, places_state_itself
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
@@ -93,6 +95,10 @@ class Calls:
                     return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
             out = self.call(node, fval, recv, args, kwargs, frame)
+            moved = batch_moved_in_place(func, recv, out)
+            if moved is not None:
+                frame.env[moved] = out.with_text(moved)  # `model(batch.to(d))`: the batch object is moved in place
+                note_param_moved(frame, moved, out)
             if out.kind == "unknown":
                 mark_escaped(args, kwargs)  # code not followed may fill a dict it was given
             if out.kind == "unknown" and recv is not None and recv.kind == "unknown" and "device" in kwargs \
@@ -369,6 +375,8 @@ class Calls:
             if memo_key is not None and memo_key in self.memo:
                 for opt in self.memo_steps.get(memo_key, ()):
                     self.stepped(opt)  # a memoised call steps its optimizers again (side effect kept)
+                rebind_moved_args(self.frame, call_node, params, fref.kind in ("method", "classmethod"),
+                                  self.memo_moves.get(memo_key))
                 return self.memo[memo_key]
         self.visited.add(id(fn))
         closure = fref.closure if fref.closure is not None else getattr(fref.owner, "defining_frame", None)
@@ -419,6 +427,8 @@ class Calls:
             self.depth -= 1
             self.active.discard(active_key)
             self.step_recorders.pop()
+        moved = moved_at_exit(frame)
+        rebind_moved_args(self.frame, call_node, params, fref.kind in ("method", "classmethod"), moved)
         ret = frame.returns if frame.returns is not None else Val("const", const=None)
         if frame.yields is not None or (not isinstance(fn, ast.Lambda) and self._is_generator(fn)):
             # calling a generator function gives an iterator over what it yields
@@ -427,6 +437,8 @@ class Calls:
             self.memo[memo_key] = ret
             if steps:
                 self.memo_steps[memo_key] = steps
+            if moved:
+                self.memo_moves[memo_key] = moved
         return ret
 
     def _is_generator(self, fn) -> bool:

@@ -45,6 +45,7 @@ class Driver:
         # every memo key, so a method run again after `layer.set_values(cuda_tensors)` sees the new state
         self.heap_epoch = 0
         self.memo_steps: dict = {}  # memo key -> optimizers the call stepped (replayed on a memo hit)
+        self.memo_moves: dict = {}  # memo key -> parameters the call moved in place (rebound on a memo hit)
         self.step_recorders: list[list] = []  # one list per call being run: optimizers stepped in it
         self.visited: set[int] = set()
         self.active: set[int] = set()

@@ -36,7 +36,7 @@ class FuncRef:
 
 class Frame:
     __slots__ = ("node", "env", "parent", "call_node", "returns", "closure", "assigned", "params", "pending_names",
-                 "stmt_stack", "owner", "global_names", "yields")
+                 "stmt_stack", "owner", "global_names", "yields", "moved_params")
 
     def __init__(self, node, parent, call_node, closure=None):
         self.node = node
@@ -52,6 +52,7 @@ class Frame:
         self.owner: ClassInfo | None = None  # the class whose method runs here (for `super()`)
         self.global_names: set[str] | None = None  # `global x`: x is assigned in the module frame
         self.yields: Val | None = None  # a generator: the join of what it yields (its elements)
+        self.moved_params: dict[str, Val] | None = None  # parameters moved in place here (param_moves)
 
 
 DECO_CACHE: dict[int, tuple] = {}

@@ -18,6 +18,8 @@ from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
 from devflow.analysis.interp.env_devices import configured_join
 from devflow.analysis.interp.attr_devices import device_attrs_chosen_on_branches
+from devflow.analysis.interp.flag_attrs import blur_flags_set_on_one_path
+from devflow.analysis.interp.batch_moves import batch_moved_in_place
 from devflow.analysis.interp.device_probes import probe_only
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
@@ -80,10 +82,8 @@ class Statements:
             return False
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in ("to", "cuda", "cpu"):
             recv = self._recv.get(id(call))
-            if recv is not None and recv.kind == "tensor" and (recv.batch == GRAPH or recv.batch == ENCODING and call.func.attr == "to") \
-                    and isinstance(call.func.value, ast.Name) and val.kind == "tensor":
-                frame.env[call.func.value.id] = val.with_text(call.func.value.id)  # BatchEncoding / graph Batch .to() move in place
-                return False
+            if batch_moved_in_place(call.func, recv, val) is not None:
+                return False  # a BatchEncoding / graph Batch: `.to()` moved it in place (e_Call rebound its name)
             # a value of unknown kind moved before (`m = make().to(d)`, `m.to(d).to(dtype)`) may be a
             # module, which moves in place: never "thrown away"; and only a tensor the program can name again
             # is left behind: a temporary moved and dropped (`torch.zeros(1).to(device)`, a probe that the
@@ -231,6 +231,7 @@ class Statements:
             return True
         if not t_body and not t_else:
             self._attrs_set_on_both_branches(body_writes, else_writes)
+            blur_flags_set_on_one_path(body_writes, else_writes, first_new)
             device_attrs_chosen_on_branches(st, body_writes, else_writes, self.text(st.test))
             self.note_flag_attr_moves(st, body_writes, else_writes, frame)
         self._offloaded_on_one_branch(st, body_moves, else_moves, frame, first_new)
