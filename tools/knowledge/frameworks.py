@@ -411,6 +411,74 @@ def _process_group_strategies(wheel: Path) -> dict:
     return {"names": sorted(names), "classes": sorted(exported)}
 
 
+def _callback_hooks(wheel: Path) -> dict:
+    """Callback hooks the Trainer calls with the LightningModule on its device: {hook: {"module": i, "batch": j}}
+    (positions after self; "batch" when the hook gets the moved batch). The hooks `Trainer._run` calls before
+    `self.strategy.setup(self)` moves the module (`setup` through `call._call_setup_hook`, `on_load_checkpoint`
+    through the checkpoint connector's restore), or after its teardown moves it back (`on_fit_end`,
+    `teardown`), are left out."""
+    trees = dict(_trees(wheel, "lightning/pytorch/"))
+    hooks: dict[str, dict] = {}
+    for name, tree in trees.items():
+        if name.endswith("callbacks/callback.py"):
+            for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Callback"):
+                for f in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+                    params = [a.arg for a in f.args.args][1:]
+                    if "pl_module" in params:
+                        hooks[f.name] = {"module": params.index("pl_module"),
+                                         **({"batch": params.index("batch")} if "batch" in params else {})}
+
+    def named(call) -> set[str]:
+        """The hook a call runs: `_call_callback_hooks(trainer, "setup", ...)`, `callback.on_load_checkpoint(...)`."""
+        if not isinstance(call, ast.Call):
+            return set()
+        if ast.unparse(call.func).endswith("_call_callback_hooks"):
+            return {a.value for a in call.args[1:2] if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        return {call.func.attr} if isinstance(call.func, ast.Attribute) and call.func.attr in hooks else set()
+
+    def callee(call) -> str:
+        return call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id if isinstance(call.func, ast.Name) else ""
+
+    helpers: dict[str, set[str]] = {}  # the trainer package's functions and methods -> the callback hooks they run
+    calls: dict[str, set[str]] = {}
+    for name, tree in trees.items():
+        if "/trainer/" in name:
+            for f in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)):
+                inner = [c for c in ast.walk(f) if isinstance(c, ast.Call)]
+                helpers.setdefault(f.name, set()).update(h for c in inner for h in named(c))
+                calls.setdefault(f.name, set()).update(callee(c) for c in inner)
+    changed = True
+    while changed:  # through the helpers they call (`_restore_modules_and_callbacks` -> `restore_callbacks` -> ...)
+        changed = False
+        for f, called in calls.items():
+            more = set().union(*(helpers.get(g, set()) for g in called)) - helpers[f]
+            if more:
+                helpers[f] |= more
+                changed = True
+    unmoved: set[str] = set()
+    for name, tree in trees.items():
+        if not name.endswith("trainer/trainer.py"):
+            continue
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            tears = {m for m, f in methods.items() if "self.strategy.teardown()" in ast.unparse(f)}
+            run = methods.get("_run")
+            if run is None:
+                continue
+            moved = False
+            for st in run.body:
+                text = ast.unparse(st)
+                for c in (n for n in ast.walk(st) if isinstance(n, ast.Call)):
+                    called = named(c) | helpers.get(callee(c), set())
+                    if not moved:
+                        unmoved |= called
+                if "self.strategy.setup(" in text:
+                    moved = True
+                elif any(f"self.{m}()" in text for m in tears):
+                    moved = False
+    return {h: spec for h, spec in sorted(hooks.items()) if h not in unmoved}
+
+
 def lightning(wheel: Path) -> dict:
     """Which LightningModule hooks get the batch before Trainer moves it and which after.
 
@@ -468,9 +536,9 @@ def lightning(wheel: Path) -> dict:
     # the same code ships as the standalone `pytorch_lightning` package (lightning.pytorch.X = pytorch_lightning.X)
     exports |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exports if e.startswith("lightning.pytorch.")}
     trainers |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in trainers if e.startswith("lightning.pytorch.")}
-    synced, strategies = _synced_logs(wheel), _process_group_strategies(wheel)
+    synced, strategies, callbacks = _synced_logs(wheel), _process_group_strategies(wheel), _callback_hooks(wheel)
     return {"module_classes": sorted(set(exports)), "trainer_classes": sorted(trainers), "trainer_runs": sorted(runs),
-            "synced_logs": synced, "process_group_strategies": strategies,
+            "synced_logs": synced, "process_group_strategies": strategies, "callback_hooks": callbacks,
             "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}

@@ -63,6 +63,8 @@ LIGHTNING_BATCH_POSITION = _F["lightning"]["batch_position"]  # hook -> index of
 LIGHTNING_SYNCED_LOGS = _F["lightning"].get("synced_logs", {})
 # strategies that set up a process group on the backend of their device (NCCL on GPUs): registered names and classes
 LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("names", []))
+# Callback hooks the Trainer runs with the module on its device: hook -> {"module": i, "batch": j} (after self)
+LIGHTNING_CALLBACK_HOOKS = _F["lightning"].get("callback_hooks", {})
 LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
 
 # Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class

@@ -55,6 +55,7 @@ class Library:
         if q in FW.LIGHTNING_TRAINERS:
             trainer = Obj("lightning_trainer", qual=q)
             trainer.attrs["process_group"] = self.lightning_process_group(node, kwargs)
+            trainer.attrs["callbacks"] = kwargs.get("callbacks")
             return Val("obj", obj=trainer)
         if q in FW.LIGHTNING_GROUP_STRATEGY_CLASSES:
             return Val("obj", obj=Obj("lightning_strategy", qual=q, attrs={"backend": kwargs.get("process_group_backend")}))

@@ -204,10 +204,42 @@ class Entries:
                 if at is not None and at < len(params):
                     hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
                 self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+            if trainer is not None and trainer.kind == "lightning_trainer":
+                self._run_callbacks(node, trainer, info, model, dev)
         finally:
             self.lightning_group = saved_group
         obj.dev = TOP
         return UNKNOWN
+
+    def _run_callbacks(self, node, trainer: Obj, info, model: Val, dev: Dev) -> None:
+        """The project's callbacks given to this Trainer (`Trainer(callbacks=[SampleImages()])`): their hooks
+        run with the module on its device (`pl_module`, also `trainer.lightning_module`) and, for the batch
+        hooks, the moved batch (generated: the Callback hooks the Trainer calls after the strategy's setup)."""
+        given = trainer.attrs.get("callbacks")
+        if given is None:
+            return
+        listed = given.obj.items if given.kind == "obj" and given.obj is not None and given.obj.kind in ("list", "tuple") \
+            else [given]
+        trainer.attrs["lightning_module"] = model
+        me = Val("obj", obj=trainer)
+        for cb in listed:
+            if cb.kind not in ("obj", "module") or cb.obj is None or cb.obj.cls is None:
+                continue
+            for hook, spec in sorted(F.LIGHTNING_CALLBACK_HOOKS.items()):
+                found = cb.obj.cls.method(hook)
+                if found is None or self.budget <= 0:
+                    continue
+                fn, cls = found
+                params = (fn.args.posonlyargs + fn.args.args)[1:]
+                hook_args = [UNKNOWN] * len(params)
+                if params:
+                    hook_args[0] = me
+                if spec["module"] < len(params):
+                    hook_args[spec["module"]] = model
+                at = spec.get("batch")
+                if at is not None and at < len(params):
+                    hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
+                self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, cb, node)
 
     def _transferred_batch(self, owner, self_val, dev: Dev, p, name: str) -> Val:
         """The batch a step hook gets: Lightning's transfer moves every tensor of it to the module's
