@@ -1,0 +1,179 @@
+"""Semantics found missing on unseen real cases, batch BB (tests/fixtures/engine/unseen/bb_*): vision code
+(detection matchers, augmentations, samplers, renderers, evaluation helpers).
+
+- A project module whose forward realigns every tensor it owns to an input's device before using it
+  (`self.pl = self.pl.to(device=input.device)` in a method forward runs on `self`) cannot meet that input on
+  another device, wherever the module was left: calling it unmoved with accelerator inputs is not a
+  model-not-moved mix (DEV106); its forward is interpreted instead. Only the module's own tensors count
+  (buffers and `nn.Parameter`s of the class and its project bases); a module holding a torch.nn layer never
+  qualifies, and a module that leaves one of its tensors where it was is still reported. kornia's
+  RandomPlanckianJitter (fixed by moving its coefficient buffer inside apply_transform) got DEV106 on its
+  fixed twin.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def _project_codes(root: Path, names: tuple[str, ...]) -> list[tuple[str, int, str]]:
+    return sorted((n, d.span.line, d.code) for n in names for d in check_path(str(root / n)).diagnostics)
+
+
+# --- a module whose forward moves its own tensors to the input's device -----------------------------------
+
+_JITTER = """
+    import torch
+
+
+    class ColorJitter(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("table", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))
+
+        def forward(self, images):
+            idx = torch.randint(0, 2, (images.shape[0],)).tolist()
+            return self.apply_transform(images, idx)
+
+        def apply_transform(self, images, idx):
+            {align}
+            coeffs = self.table[idx]
+            return images * coeffs[:, 0][:, None, None, None]
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    aug = ColorJitter()
+    images = torch.rand(4, 3, 8, 8, device=device)
+    out = aug(images)
+"""
+
+
+def test_module_realigning_its_buffer_to_the_input_is_not_a_model_left_on_cpu():
+    assert _codes(_JITTER.replace("{align}", "self.table = self.table.to(device=images.device)")) == []
+
+
+def test_module_realigning_its_buffer_with_to_x_or_a_positional_device():
+    assert _codes(_JITTER.replace("{align}", "self.table = self.table.to(images)")) == []
+    assert _codes(_JITTER.replace("{align}", "self.table = self.table.to(images.device, images.dtype)")) == []
+
+
+def test_module_leaving_its_buffer_on_cpu_is_still_reported():
+    assert _codes(_JITTER.replace("{align}", "pass")) == [(23, "DEV106")]
+
+
+def test_realigning_to_its_own_device_or_a_constant_does_not_count():
+    assert _codes(_JITTER.replace("{align}", "self.table = self.table.to('cpu')")) == [(23, "DEV106")]
+    assert _codes(_JITTER.replace("{align}", "self.table = self.table.to(self.table.device)")) == [(23, "DEV106")]
+
+
+def test_realigning_only_one_of_two_buffers_is_still_reported():
+    src = _JITTER.replace("{align}", "self.table = self.table.to(images.device)").replace(
+        'self.register_buffer("table", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))',
+        'self.register_buffer("table", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))\n'
+        '            self.register_buffer("bias", torch.zeros(2))')
+    assert _codes(src) == [(24, "DEV106")]
+
+
+def test_module_with_a_layer_is_not_device_following():
+    src = _JITTER.replace("{align}", "self.table = self.table.to(images.device)").replace(
+        'self.register_buffer("table", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))',
+        'self.register_buffer("table", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))\n'
+        '            self.proj = torch.nn.Conv2d(3, 3, 1)')
+    assert _codes(src) == [(24, "DEV106")]
+
+
+def test_realignment_in_an_unreached_method_does_not_count():
+    src = _JITTER.replace("{align}", "pass").replace(
+        "        def apply_transform(self, images, idx):",
+        "        def to_input(self, images):\n"
+        "            self.table = self.table.to(images.device)\n\n"
+        "        def apply_transform(self, images, idx):")
+    assert _codes(src) == [(26, "DEV106")]
+
+
+_BASE = """
+    import torch
+
+
+    class AugmentationBase(torch.nn.Module):
+        def __init__(self, p=0.5):
+            super().__init__()
+            self.p = p
+
+        def forward(self, input):
+            params = {"idx": torch.randint(0, 2, (input.shape[0],))}
+            return self.apply_transform(input, params)
+
+        def apply_transform(self, input, params):
+            raise NotImplementedError
+"""
+
+_AUG = """
+    import torch
+
+    from augs.base import AugmentationBase
+
+
+    class RandomTint(AugmentationBase):
+        def __init__(self):
+            super().__init__(p=1.0)
+            self.register_buffer("pl", torch.tensor([[1.1, 0.9], [0.8, 1.2]]))
+
+        def apply_transform(self, input, params):
+            {align}
+            coeffs = self.pl[params["idx"].tolist()]
+            return input * coeffs[:, 0][:, None, None, None]
+"""
+
+_TRAIN = """
+    import torch
+
+    from augs.tint import RandomTint
+
+
+    class Trainer:
+        def __init__(self, device):
+            self.device = device
+            self.aug = RandomTint()
+
+        def step(self, batch):
+            batch = batch.to(self.device)
+            return self.aug(batch)
+
+
+    def main():
+        trainer = Trainer(torch.device("cuda"))
+        trainer.step(torch.rand(4, 3, 8, 8))
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _project(tmp_path: Path, align: str) -> list:
+    _write(tmp_path, {"augs/__init__.py": "", "augs/base.py": _BASE,
+                      "augs/tint.py": _AUG.replace("{align}", align), "train.py": _TRAIN})
+    return _project_codes(tmp_path, ("train.py", "augs/tint.py", "augs/base.py"))
+
+
+def test_split_into_files_with_a_project_base_and_a_trainer(tmp_path):
+    assert _project(tmp_path, "self.pl = self.pl.to(device=input.device)") == []
+
+
+def test_split_into_files_left_on_cpu_is_reported_in_the_trainer(tmp_path):
+    assert _project(tmp_path, "pass") == [("train.py", 14, "DEV106")]
