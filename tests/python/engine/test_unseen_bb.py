@@ -9,6 +9,14 @@
   qualifies, and a module that leaves one of its tensors where it was is still reported. kornia's
   RandomPlanckianJitter (fixed by moving its coefficient buffer inside apply_transform) got DEV106 on its
   fixed twin.
+- `.to(None)` / `.to(device=None)` keeps the receiver where it is (Tensor.to, Module.to, and a tokenizer's
+  BatchEncoding.to, which ignores what is not a device); an adapter that tokenizes with
+  `.to(output_device)` where output_device defaults to None feeds cpu ids to its model moved to "cuda".
+- `isinstance(<a literal>, tuple / list / dict / set)` is False: a Python literal is no container.
+- Sequence repetition `(x,) * n`, `[x] * n`, `n * [x]` holds the same values again: iterating it yields them
+  (`cast_tuple(val, length=1)` -> `val if isinstance(val, tuple) else ((val,) * length)`, then
+  `CONDITION_CONFIG.get(model_type)` gives back the registered adapter class). lucidrains'
+  classifier-free-guidance TextConditioner built its BGE adapter this way and the adapter's mix was out of reach.
 """
 
 from __future__ import annotations
@@ -177,3 +185,85 @@ def test_split_into_files_with_a_project_base_and_a_trainer(tmp_path):
 
 def test_split_into_files_left_on_cpu_is_reported_in_the_trainer(tmp_path):
     assert _project(tmp_path, "pass") == [("train.py", 14, "DEV106")]
+
+
+# --- .to(None), isinstance of a literal, repeated tuples --------------------------------------------------
+
+_ADAPTER = """
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+
+    def cast_tuple(val, length=1):
+        return val if isinstance(val, tuple) else ((val,) * length)
+
+
+    class BGEAdapter:
+        def __init__(self, name, pad=0.):
+            self.tokenizer = AutoTokenizer.from_pretrained(name)
+            model = AutoModel.from_pretrained(name)
+            if torch.cuda.is_available():
+                model = model.to("cuda")
+            self.model = model
+
+        def embed_text(self, texts, output_device=None):
+            encoded = self.tokenizer(texts, padding=True, return_tensors="pt").to({target})
+            return self.model(**encoded)[0][:, 0]
+
+
+    CONFIG = dict(bge=BGEAdapter)
+
+
+    class TextConditioner(torch.nn.Module):
+        def __init__(self, model_types="bge", model_names=None):
+            super().__init__()
+            model_types = cast_tuple(model_types)
+            model_names = cast_tuple(model_names, length=len(model_types))
+            self.text_models = [CONFIG.get(t)(n, pad=0.) for t, n in zip(model_types, model_names)]
+
+        def forward(self, texts):
+            return torch.cat([m.embed_text(texts) for m in self.text_models], dim=-1)
+
+
+    cond = TextConditioner().cuda()
+    cond(["a dog"])
+"""
+
+
+def test_to_none_keeps_the_tokenizer_output_on_cpu_through_a_registry_of_adapters():
+    assert _codes(_ADAPTER.replace("{target}", "output_device")) == [(19, "DEV202")]
+
+
+def test_to_the_model_device_is_silent():
+    assert _codes(_ADAPTER.replace("{target}", "self.model.device")) == []
+
+
+def test_to_an_unknown_device_stays_silent():
+    src = _ADAPTER.replace("{target}", "output_device").replace("m.embed_text(texts)", "m.embed_text(texts, self.dev)")
+    assert _codes(src) == []
+
+
+def test_tensor_to_none_keeps_its_device():
+    assert _codes("""
+        import torch
+        x = torch.zeros(3).to(None)
+        y = x + torch.zeros(3, device="cuda")
+        z = torch.zeros(3, device="cuda").to(device=None) + torch.ones(3, device="cuda")
+    """) == [(3, "DEV201")]
+
+
+def test_isinstance_of_a_literal_and_repeated_sequences():
+    assert _codes("""
+        import torch
+
+        class A:
+            def __init__(self):
+                self.m = torch.nn.Linear(2, 2).to("cuda")
+
+        names = "a" if isinstance("a", (tuple, list)) else ("a",) * 2
+        for n in names:
+            obj = dict(a=A).get(n)()
+            obj.m(torch.zeros(2))
+        for obj in [A()] * 3:
+            obj.m(torch.ones(2, device="cuda"))
+    """) == [(11, "DEV201")]

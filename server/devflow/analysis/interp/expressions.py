@@ -13,6 +13,7 @@ from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.matmul_operands import matmul_operand
+from devflow.analysis.interp.sequence_repeat import repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
@@ -612,6 +613,9 @@ class Expressions:
             out = self.project_operator(node, node.op, left, right, isinstance(node, ast.AugAssign))
             if out is not None:
                 return out  # a project class's `__add__` / `__imul__` ...
+            out = repeated_sequence(getattr(node, "op", None), left, right)
+            if out is not None:
+                return out  # `(x,) * n`: the same items again
         if left.kind == "tensor" and right.kind == "tensor":
             if isinstance(getattr(node, "op", None), ast.MatMult):  # `@` takes no 0-dim operand
                 return self.matmul(node, left, right, frame, ltext, rtext)

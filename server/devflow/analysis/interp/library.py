@@ -294,7 +294,8 @@ class Library:
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
                 else [args[1]]
             named = [t.const[9:] for t in types if t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("builtins.")]
-            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
+            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None),
+                  "tuple": tuple, "list": list, "dict": dict, "set": set}  # a literal is no container
             if named and len(named) == len(types) and all(n in py for n in named):
                 return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
             if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types) \
