@@ -17,6 +17,9 @@
   (`cast_tuple(val, length=1)` -> `val if isinstance(val, tuple) else ((val,) * length)`, then
   `CONDITION_CONFIG.get(model_type)` gives back the registered adapter class). lucidrains'
   classifier-free-guidance TextConditioner built its BGE adapter this way and the adapter's mix was out of reach.
+- `a and b` is the first falsy operand, else the last, whenever each operand but the last has a known truth
+  (a non-empty list or dict, a module, a constant): `if exclude and k in exclude:` over a dict's known keys,
+  with `exclude=["image"]`, keeps "image" where it was and moves the other entries.
 """
 
 from __future__ import annotations
@@ -267,3 +270,38 @@ def test_isinstance_of_a_literal_and_repeated_sequences():
         for obj in [A()] * 3:
             obj.m(torch.ones(2, device="cuda"))
     """) == [(11, "DEV201")]
+
+
+# --- `a and b` with a known-truthy container --------------------------------------------------------------
+
+_EXCLUDE = """
+    import torch
+
+
+    def to_device(stuff, device="cpu", exclude=None):
+        for k, v in stuff.items():
+            if exclude and k in exclude:
+                stuff[k] = v
+            else:
+                stuff[k] = v.to(device)
+        return stuff
+
+
+    batch = {"image": torch.rand(2, 4, 4, 3), "mask": torch.ones(2, 4, 4, 1)}
+    batch = to_device(batch, device="cuda:0", exclude={exclude})
+    idx = torch.nonzero(batch["mask"][..., 0])
+    pixels = batch["image"][idx[:, 0], idx[:, 1], idx[:, 2]]
+"""
+
+
+def test_and_with_a_non_empty_exclusion_list_keeps_the_excluded_entry_on_cpu():
+    assert _codes(_EXCLUDE.replace("{exclude}", '["image"]')) == [(17, "DEV204")]
+
+
+def test_and_with_no_exclusion_moves_every_entry():
+    assert _codes(_EXCLUDE.replace("{exclude}", "None")) == []
+    assert _codes(_EXCLUDE.replace("{exclude}", '["image", "mask"]')) == []
+
+
+def test_and_with_an_unknown_exclusion_stays_silent():
+    assert _codes(_EXCLUDE.replace("{exclude}", "EXCLUDED").replace("import torch", "import torch\nfrom cfg import EXCLUDED")) == []

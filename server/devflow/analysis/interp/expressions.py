@@ -585,13 +585,15 @@ class Expressions:
                     return v
                 return v if v.kind in ("device", "module") else UNKNOWN
             return vals[-1]  # all known and falsy (`"ssim" in name or "grad" in name`): the last one
-        if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
-            for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last
-                try:
-                    if not bool(v.const):
-                        return v
-                except Exception:  # noqa: BLE001
+        if isinstance(node.op, ast.And):
+            # `"class" in protocol and use_class_weights`, `exclude and k in exclude` (a non-empty list): the first
+            # falsy value, else the last; unknown as soon as an operand's truth is
+            for v in vals[:-1]:
+                truth = self.truth_of(v)
+                if truth is None:
                     return UNKNOWN
+                if not truth:
+                    return v
             return vals[-1]
         return UNKNOWN
 
