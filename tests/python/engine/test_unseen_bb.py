@@ -20,6 +20,12 @@
 - `a and b` is the first falsy operand, else the last, whenever each operand but the last has a known truth
   (a non-empty list or dict, a module, a constant): `if exclude and k in exclude:` over a dict's known keys,
   with `exclude=["image"]`, keeps "image" where it was and moves the other entries.
+- `isinstance(x, torch.Tensor)` is True (and `isinstance(x, np.ndarray)` False) of a cpu value only a torch
+  tensor can be: made by a torch factory, or moved by `.to()` / `.cuda()` / `.cpu()` (before, only a tensor on
+  an accelerator was decided; a cpu value of unknown make still leaves the test undecided).
+- Structural recursion runs once per kind of its arguments: `get_dict_to_torch(stuff, device, exclude)` calls
+  itself on each tensor entry of the dict it was given (nerfstudio); a call whose argument kinds are already
+  on the call stack is still cut.
 """
 
 from __future__ import annotations
@@ -305,3 +311,83 @@ def test_and_with_no_exclusion_moves_every_entry():
 
 def test_and_with_an_unknown_exclusion_stays_silent():
     assert _codes(_EXCLUDE.replace("{exclude}", "EXCLUDED").replace("import torch", "import torch\nfrom cfg import EXCLUDED")) == []
+
+
+# --- structural recursion over a dict, isinstance of a torch-made cpu tensor --------------------------------
+
+_RECURSIVE = """
+    import torch
+
+
+    def get_dict_to_torch(stuff, device="cpu", exclude=None):
+        if isinstance(stuff, dict):
+            for k, v in stuff.items():
+                if exclude and k in exclude:
+                    stuff[k] = v
+                else:
+                    stuff[k] = get_dict_to_torch(v, device)
+            return stuff
+        if isinstance(stuff, torch.Tensor):
+            return stuff.to(device)
+        return stuff
+
+
+    batch = {"image": torch.rand(2, 4, 4, 3), "mask": torch.ones(2, 4, 4, 1)}
+    batch = get_dict_to_torch(batch, device="cuda:0", exclude={exclude})
+    idx = torch.nonzero(batch["mask"][..., 0])
+    c, y, x = (i.flatten() for i in torch.split(idx, 1, dim=-1))
+    pixels = batch["image"][c, y, x]
+"""
+
+
+def test_recursive_dict_mover_with_an_excluded_key():
+    assert _codes(_RECURSIVE.replace("{exclude}", '["image"]')) == [(22, "DEV204")]
+
+
+def test_recursive_dict_mover_moving_everything_is_silent():
+    assert _codes(_RECURSIVE.replace("{exclude}", "None")) == []
+
+
+def test_recursion_with_the_same_argument_kinds_is_still_cut():
+    assert _codes("""
+        import torch
+
+        def depth(d):
+            if isinstance(d, dict):
+                return max(depth(v) for v in d.values())
+            return 0
+
+        def nest(n):
+            return {"a": nest(n - 1)} if n else torch.zeros(1)
+
+        x = nest(3)
+        depth({"a": {"b": {"c": 1}}})
+    """) == []
+
+
+def test_isinstance_of_a_cpu_value_of_unknown_make_stays_undecided():
+    assert _codes("""
+        import torch
+        from somewhere import load
+
+        def to_dev(x, device):
+            if isinstance(x, torch.Tensor):
+                return x.to(device)
+            return x
+
+        y = to_dev(load(), "cuda") + torch.zeros(2)
+    """) == []
+
+
+def test_isinstance_of_a_factory_made_cpu_tensor_is_decided():
+    assert _codes("""
+        import numpy as np
+        import torch
+
+        def to_dev(x, device):
+            if isinstance(x, np.ndarray):
+                x = torch.from_numpy(x)
+            return x.to(device)
+
+        y = to_dev(torch.rand(2), "cuda") + torch.zeros(2)
+    """) == [(10, "DEV201")]

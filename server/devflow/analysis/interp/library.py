@@ -251,7 +251,7 @@ class Library:
                                                                 "builtins.set", "builtins.str") for t in types):
                 return Val("const", const=False)
             dev = args[0].dev
-            if types and dev is not None and dev.known and not dev.is_cpu and \
+            if types and dev is not None and dev.known and (not dev.is_cpu or _torch_made(args[0])) and \
                     all(t.kind == "qual" and t.const in ("numpy.ndarray", "torch.Tensor") for t in types):
                 # `isinstance(coord, np.ndarray)` of a tensor on an accelerator: a numpy array never is one
                 return Val("const", const=any(t.const == "torch.Tensor" for t in types))
@@ -1024,3 +1024,12 @@ def _derives_from(info, base, seen=None) -> bool:
         return False
     seen.add(id(info))
     return any(_derives_from(b, base, seen) for b in info.base_infos)
+
+
+# Origins only a torch tensor has: made by a torch factory or legacy constructor, moved by `.to()` / `.cuda()` /
+# `.cpu()`, made under a default device. numpy has none of these, so such a cpu value is a torch.Tensor too.
+_TORCH_ORIGINS = frozenset({"factory", "legacy", "placed", "tensor_type", "context"})
+
+
+def _torch_made(v) -> bool:
+    return v.origin is not None and v.origin.kind in _TORCH_ORIGINS
