@@ -26,6 +26,11 @@
 - Structural recursion runs once per kind of its arguments: `get_dict_to_torch(stuff, device, exclude)` calls
   itself on each tensor entry of the dict it was given (nerfstudio); a call whose argument kinds are already
   on the call stack is still cut.
+- State set lazily over None (`self._step_index = 0` after `self._step_index = None`) makes memoised calls
+  that read it stale, like a move does: a scheduler's `step_index` property read by `if self.step_index is None`
+  and again by `self.sigmas[self.step_index]` after the store is the int, not the stale None (a None index
+  adds a dimension; an int one gives the 0-dim sigma that mixes with any device). Needed once `.to(device=None)`
+  kept kohya's cpu sigmas on the cpu (sd-scripts' FlowMatchEulerDiscreteScheduler, a field false alarm).
 """
 
 from __future__ import annotations
@@ -391,3 +396,46 @@ def test_isinstance_of_a_factory_made_cpu_tensor_is_decided():
 
         y = to_dev(torch.rand(2), "cuda") + torch.zeros(2)
     """) == [(10, "DEV201")]
+
+
+# --- a lazily set attribute read through a memoised property --------------------------------------------
+
+_SCHED = """
+    import numpy as np
+    import torch
+
+
+    class Sched:
+        def __init__(self):
+            self._step_index = None
+
+        @property
+        def step_index(self):
+            return self._step_index
+
+        def set_timesteps(self, n, device=None):
+            sigmas = torch.from_numpy(np.linspace(1.0, 0.0, n)).to(dtype=torch.float32, device=device)
+            self.sigmas = torch.cat([sigmas, torch.zeros(1, device=sigmas.device)])
+            self._step_index = None
+
+        def step(self, model_output, sample):
+            if self.step_index is None:
+                self._step_index = 0
+            sigma = self.sigmas[{index}]
+            eps = torch.randn(model_output.shape, device=model_output.device)
+            return sample + eps * (sigma ** 2) ** 0.5
+
+
+    s = Sched()
+    s.set_timesteps(10)
+    x = torch.zeros(2, 3, device="cuda")
+    s.step(x, x)
+"""
+
+
+def test_property_read_after_a_lazy_store_sees_the_int_index():
+    assert _codes(_SCHED.replace("{index}", "self.step_index")) == []
+
+
+def test_sigmas_sliced_on_cpu_still_meet_the_cuda_sample():
+    assert _codes(_SCHED.replace("{index}", "self.step_index:")) == [(15, "DEV202")]
