@@ -31,6 +31,9 @@
   and again by `self.sigmas[self.step_index]` after the store is the int, not the stale None (a None index
   adds a dimension; an int one gives the 0-dim sigma that mixes with any device). Needed once `.to(device=None)`
   kept kohya's cpu sigmas on the cpu (sd-scripts' FlowMatchEulerDiscreteScheduler, a field false alarm).
+- torch.utils.data.default_collate of a list of dict samples the code built is a dict with the samples' keys,
+  each value stacked on the samples' device (Python numbers become a cpu tensor): a loader that collates its
+  dataset items itself (nerfstudio's CacheDataloader) keeps each entry's device.
 """
 
 from __future__ import annotations
@@ -439,3 +442,51 @@ def test_property_read_after_a_lazy_store_sees_the_int_index():
 
 def test_sigmas_sliced_on_cpu_still_meet_the_cuda_sample():
     assert _codes(_SCHED.replace("{index}", "self.step_index:")) == [(15, "DEV202")]
+
+
+# --- default_collate of dict samples ----------------------------------------------------------------------
+
+_COLLATE = """
+    import torch
+    from torch.utils.data import default_collate
+
+
+    class Images(torch.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return {"image": torch.rand(4, 4, 3), "mask": torch.ones(4, 4, 1), "image_idx": i}
+
+
+    class Loader:
+        def __init__(self, dataset, device, collate_fn=default_collate):
+            self.dataset = dataset
+            self.device = device
+            self.collate_fn = collate_fn
+
+        def batch(self):
+            items = [self.dataset.__getitem__(i) for i in range(4)]
+            collated = self.collate_fn(items)
+            collated["mask"] = collated["mask"].to(self.device)
+            return collated
+
+
+    batch = Loader(Images(), "cuda").batch()
+    {use}
+"""
+
+
+def test_default_collate_keeps_each_entry_on_its_samples_device():
+    assert _codes(_COLLATE.replace("{use}", 'out = batch["image"] * batch["mask"]')) == [(11, "DEV201")]
+
+
+def test_default_collate_entries_on_one_device_are_silent():
+    assert _codes(_COLLATE.replace("{use}", 'out = batch["image"] * batch["image_idx"][:, None, None, None]')) == []
+    assert _codes(_COLLATE.replace("{use}", 'out = batch["mask"] * 2')) == []
+
+
+def test_default_collate_of_samples_of_unknown_make_stays_silent():
+    src = _COLLATE.replace('return {"image": torch.rand(4, 4, 3), "mask": torch.ones(4, 4, 1), "image_idx": i}',
+                           "return load(i)").replace("import torch\n", "import torch\nfrom store import load\n", 1)
+    assert _codes(src.replace("{use}", 'out = batch["image"] * batch["mask"]')) == []

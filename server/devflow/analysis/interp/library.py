@@ -9,6 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
+from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
@@ -391,6 +392,10 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
+        if rest in COLLATE_FUNCTIONS and len(args) == 1:
+            collated = collated_samples(args[0], self.join, Origin(span_of(node), f"collated by `{self.text(node)}` at line {node.lineno}"))
+            if collated is not None:
+                return collated
         if rest == "jit.annotate" and len(args) == 2:
             # `torch.jit.annotate(List[Tensor], [])`: a type hint for TorchScript, the value itself when run eagerly
             return args[1]
