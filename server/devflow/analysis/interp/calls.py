@@ -357,6 +357,9 @@ class Calls:
         # a nested function is one per closure: the same `constructor` made by a registry factory for agents,
         # networks and buffers runs inside another of its closures (`get_agent(cfg)` building `get_qnet(cfg)`)
         active_key = (id(fn), id(fref.closure)) if fref.closure is not None else id(fn)
+        # structural recursion runs once per kind of its arguments: `to_device(batch)` over a dict calls itself on
+        # each tensor entry; a call with the kinds already on the stack is cut
+        active_key = (active_key, tuple(v.kind for v in args))
         if self.budget <= 0 or self.depth >= MAX_DEPTH or active_key in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args

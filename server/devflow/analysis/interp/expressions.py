@@ -13,6 +13,7 @@ from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.matmul_operands import matmul_operand
+from devflow.analysis.interp.sequence_repeat import repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
@@ -584,13 +585,15 @@ class Expressions:
                     return v
                 return v if v.kind in ("device", "module") else UNKNOWN
             return vals[-1]  # all known and falsy (`"ssim" in name or "grad" in name`): the last one
-        if isinstance(node.op, ast.And) and all(v.kind == "const" for v in vals):
-            for v in vals:  # `"class" in protocol and use_class_weights`, all known: the first falsy value, else the last
-                try:
-                    if not bool(v.const):
-                        return v
-                except Exception:  # noqa: BLE001
+        if isinstance(node.op, ast.And):
+            # `"class" in protocol and use_class_weights`, `exclude and k in exclude` (a non-empty list): the first
+            # falsy value, else the last; unknown as soon as an operand's truth is
+            for v in vals[:-1]:
+                truth = self.truth_of(v)
+                if truth is None:
                     return UNKNOWN
+                if not truth:
+                    return v
             return vals[-1]
         return UNKNOWN
 
@@ -612,6 +615,9 @@ class Expressions:
             out = self.project_operator(node, node.op, left, right, isinstance(node, ast.AugAssign))
             if out is not None:
                 return out  # a project class's `__add__` / `__imul__` ...
+            out = repeated_sequence(getattr(node, "op", None), left, right)
+            if out is not None:
+                return out  # `(x,) * n`: the same items again
         if left.kind == "tensor" and right.kind == "tensor":
             if isinstance(getattr(node, "op", None), ast.MatMult):  # `@` takes no 0-dim operand
                 return self.matmul(node, left, right, frame, ltext, rtext)

@@ -139,10 +139,18 @@ def call_sig(v: Val):
     return (v.kind,)
 
 
+def _is_none(v: Val) -> bool:
+    return v.kind == "const" and v.const is None
+
+
 def placement_changed(old: Val, new: Val) -> bool:
     """Whether storing `new` over `old` changes where the attribute's state lives: a tensor on another
     device (or a tensor where there was none), another module. (A fresh container per call, such as
-    `self.cache = []` in forward, does not count: it would make every memoised call run again.)"""
+    `self.cache = []` in forward, does not count: it would make every memoised call run again.)
+    State set lazily over None (`self._step_index = 0` after `= None`) counts too: a memoised property read
+    before the store (`if self.step_index is None:`) would hand the stale None to an index after it."""
+    if _is_none(old) != _is_none(new):
+        return True
     if old.kind != new.kind:
         return "tensor" in (old.kind, new.kind) or "module" in (old.kind, new.kind)
     if new.kind == "tensor":

@@ -9,6 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
+from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
@@ -266,7 +267,7 @@ class Library:
                                                                 "builtins.set", "builtins.str") for t in types):
                 return Val("const", const=False)
             dev = args[0].dev
-            if types and dev is not None and dev.known and not dev.is_cpu and \
+            if types and dev is not None and dev.known and (not dev.is_cpu or _torch_made(args[0])) and \
                     all(t.kind == "qual" and t.const in ("numpy.ndarray", "torch.Tensor") for t in types):
                 # `isinstance(coord, np.ndarray)` of a tensor on an accelerator: a numpy array never is one
                 return Val("const", const=any(t.const == "torch.Tensor" for t in types))
@@ -309,7 +310,8 @@ class Library:
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
                 else [args[1]]
             named = [t.const[9:] for t in types if t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("builtins.")]
-            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None)}
+            py = {"int": int, "str": str, "float": float, "bool": bool, "bytes": bytes, "type(None)": type(None),
+                  "tuple": tuple, "list": list, "dict": dict, "set": set}  # a literal is no container
             if named and len(named) == len(types) and all(n in py for n in named):
                 return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
             if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types) \
@@ -405,6 +407,10 @@ class Library:
         if rest in ("compile", "jit.script") and args and args[0].kind == "module":
             # the compiled wrapper shares the module's parameters: moving either moves both
             return args[0]
+        if rest in COLLATE_FUNCTIONS and len(args) == 1:
+            collated = collated_samples(args[0], self.join, Origin(span_of(node), f"collated by `{self.text(node)}` at line {node.lineno}"))
+            if collated is not None:
+                return collated
         if rest == "jit.annotate" and len(args) == 2:
             # `torch.jit.annotate(List[Tensor], [])`: a type hint for TorchScript, the value itself when run eagerly
             return args[1]
@@ -1041,3 +1047,12 @@ def _derives_from(info, base, seen=None) -> bool:
         return False
     seen.add(id(info))
     return any(_derives_from(b, base, seen) for b in info.base_infos)
+
+
+# Origins only a torch tensor has: made by a torch factory or legacy constructor, moved by `.to()` / `.cuda()` /
+# `.cpu()`, made under a default device. numpy has none of these, so such a cpu value is a torch.Tensor too.
+_TORCH_ORIGINS = frozenset({"factory", "legacy", "placed", "tensor_type", "context"})
+
+
+def _torch_made(v) -> bool:
+    return v.origin is not None and v.origin.kind in _TORCH_ORIGINS

@@ -514,8 +514,8 @@ class Modules:
         cand = kwargs.get("device")
         if cand is None and args:
             cand = args[0]
-        if cand is None:
-            return recv_dev
+        if cand is None or cand.kind == "const" and cand.const is None:
+            return recv_dev  # `.to(None)` / `.to(device=None)`: Tensor, Module and BatchEncoding stay where they are
         if cand.kind == "device":
             return cand.dev or TOP
         if cand.kind == "tensor":

@@ -15,6 +15,7 @@ from dataclasses import replace
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODULE_SIDE
 from devflow.analysis.interp.repeat_move import repeated_move, simple_statement
+from devflow.analysis.interp.input_device_state import follows_input_device
 
 
 
@@ -347,6 +348,8 @@ class Reporting:
         obj = mod.obj
         if obj is None or getattr(obj, "standalone", False):
             return False
+        if obj.cls is not None and follows_input_device(obj.cls, self.builds_modules_cache):
+            return False  # its forward moves its own tensors to the input's device first
         if obj.qual and obj.qual.rsplit(".", 2)[-2:][0].endswith("Pipeline"):
             return False  # a diffusers / transformers pipeline moves its tensor arguments to its execution device
         mdev = obj.dev
