@@ -34,6 +34,14 @@ class Collectives:
     # process group, for `self.log(..., sync_dist=True)`; None otherwise
     lightning_group = None
 
+    def _first_report(self, node) -> bool:
+        """Whether this collective call is not reported yet (one finding per call, whatever its path)."""
+        key = ("collective", span_of(node))
+        if key in self.mix_origins:
+            return False
+        self.mix_origins.add(key)
+        return True
+
     def lightning_process_group(self, node, kwargs):
         """A Lightning Trainer whose strategy sets up a process group on its device's backend (`strategy="ddp"`,
         `DDPStrategy()`; generated: the strategies using `_get_process_group_backend`) on GPUs (accelerator
@@ -76,10 +84,8 @@ class Collectives:
         t = _cpu_tensor(value)
         if t is None:
             return
-        key = ("collective", span_of(node))
-        if key in self.mix_origins:
+        if not self._first_report(node):
             return
-        self.mix_origins.add(key)
         trainer_span, trainer_text = self.lightning_group
         related = [(trainer_span, f"the Trainer's strategy sets up an NCCL process group: `{trainer_text}`")]
         if t.origin is not None:
@@ -164,10 +170,8 @@ class Collectives:
             t = _cpu_tensor(v)
             if t is None:
                 continue
-            key = ("collective", span_of(node))
-            if key in self.mix_origins:
+            if not self._first_report(node):
                 return
-            self.mix_origins.add(key)
             named = ", ".join(sorted(set(backends.values())))
             what = f"`{self.text(arg_node)}`" if arg_node is not None else "a tensor"
             made = f" ({t.origin.reason})" if t.origin is not None and t.origin.reason else ""
@@ -190,10 +194,8 @@ class Collectives:
             return
         if set(backends.values()) - {b for b, ds in FW.BACKEND_DEVICES.items() if "cuda" in ds and "cpu" not in ds}:
             return
-        key = ("collective", span_of(node))
-        if key in self.mix_origins:
+        if not self._first_report(node):
             return
-        self.mix_origins.add(key)
         related = [(pg_span, "NCCL process group created here")] if pg_span is not None else []
         self.add(Finding("DEV208", span_of(node),
                          f"`{self.text(node.func)}` on an NCCL process group serialises the object into a tensor on the "
