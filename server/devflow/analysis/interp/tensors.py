@@ -10,6 +10,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 
 
@@ -40,7 +41,7 @@ class Tensors:
             # or another object whose method may return anything and take tensors from anywhere
             return UNKNOWN
         if name == "to":
-            dev = t.dev if _to_other_dtype(node, kwargs) else self.parse_to_args(args, kwargs, t.dev)
+            dev = t.dev if casts_only_dtype(node) else self.parse_to_args(args, kwargs, t.dev)
             other = args[0] if args and "device" not in kwargs else None
             if other is not None and other.kind == "tensor" and other.dev is dev and other.origin is not None:
                 # `y.to(x)` follows `x`: `x` decides where the result is, so its cause is `x`'s, not `y`'s
@@ -128,12 +129,6 @@ class Tensors:
 _PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _PAIR_ALWAYS = frozenset({"kthvalue", "sort", "topk", "cummax", "cummin"})
 _PAIR_KEEPS_SHAPE = frozenset({"sort", "topk", "cummax", "cummin"})
-
-
-def _to_other_dtype(node, kwargs) -> bool:
-    """`boxes.to(rel_codes.dtype)`: a `.dtype` is a dtype, so the tensor only changes dtype and stays where it is."""
-    return "device" not in kwargs and bool(node.args) and isinstance(node.args[0], ast.Attribute) \
-        and node.args[0].attr == "dtype"
 
 
 def values_indices(node, name: str, t: Val, rest: list, first: int) -> Val | None:
