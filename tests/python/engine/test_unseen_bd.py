@@ -11,7 +11,13 @@ generation code.
   modules from there, whatever folder it runs from: LLAISYS's test/ops/self_attention.py takes
   `random_tensor` from test/test_utils.py, whose tensors are made on the CLI-chosen device (cuda:0 for
   "nvidia"), and its cpu causal mask meets them (DEV201). A folder computed from anything else (an
-  environment variable) adds nothing: the import stays unresolved and silent."""
+  environment variable) adds nothing: the import stays unresolved and silent.
+- A dict display or call that spreads a mapping passes its entries on: `model.generate(**kwargs)` with
+  `kwargs = {"input_ids": ids, "max_new_tokens": n}` gives the library model `ids` as `input_ids=ids` would,
+  and `{**enc, "max_new_tokens": n}` carries the tokenizer's BatchEncoding tensors with it (KServe's
+  huggingfaceserver builds its generate kwargs this way). Moved first (`{**enc.to(device), ...}`), silent.
+- A TypedDict class is a plain dict at run time: `_GenerateRequest(kwargs=kwargs, ...)` builds
+  `{"kwargs": kwargs, ...}`, so `req["kwargs"]` read by the request handler is the dict given."""
 
 from __future__ import annotations
 
@@ -182,3 +188,112 @@ def test_sys_path_from_elsewhere_adds_nothing(tmp_path):
     # the folder comes from the environment: the helper is not found, the tensors' device stays unknown
     script = _op_tree(tmp_path, 'sys.path.insert(0, os.environ.get("LLAISYS_TEST_DIR", "."))')
     assert [d.code for d in check_path(script).diagnostics] == []
+
+
+_SERVER = """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+    class GenerativeModel:
+        def __init__(self, name):
+            self._device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            self._tokenizer = AutoTokenizer.from_pretrained(name)
+            self._model = AutoModelForCausalLM.from_pretrained(name)
+            self._model.to(self._device)
+
+        def _generate(self, kwargs):
+            return self._model.generate(**kwargs)
+
+        def create_completion(self, prompts, max_tokens):
+            {inputs}
+            return self._generate({kwargs})
+
+
+    if __name__ == "__main__":
+        print(GenerativeModel("gpt2").create_completion(["hi"], 8))
+"""
+
+
+def _server(inputs: str, kwargs: str) -> list[tuple[int, str]]:
+    return _codes(_SERVER.replace("{inputs}", inputs).replace("{kwargs}", kwargs))
+
+
+def test_spread_tokenizer_output_reaches_generate():
+    tok = 'inputs = self._tokenizer(prompts, padding=True, return_tensors="pt")'
+    for kwargs in ('{**inputs, "max_new_tokens": max_tokens}', "{**inputs}",
+                   '{"input_ids": inputs["input_ids"], "max_new_tokens": max_tokens}'):
+        assert [c for _, c in _server(tok, kwargs)] == ["DEV202"], kwargs
+
+
+def test_spread_token_ids_built_by_hand_reach_generate():
+    ids = 'inputs = {"input_ids": torch.tensor(prompts, dtype=torch.int64)}'
+    assert [c for _, c in _server(ids, '{**inputs, "max_new_tokens": max_tokens}')] == ["DEV201"]
+
+
+def test_spread_of_moved_inputs_is_silent():
+    for inputs, kwargs in (
+            ('inputs = self._tokenizer(prompts, return_tensors="pt").to(self._device)', '{**inputs, "max_new_tokens": 8}'),
+            ('inputs = {"input_ids": torch.tensor(prompts).to(self._device)}', '{**inputs, "max_new_tokens": 8}'),
+            ('inputs = {"input_ids": torch.tensor(prompts)}', '{**{k: v.to(self._device) for k, v in inputs.items()}}')):
+        assert _server(inputs, kwargs) == [], (inputs, kwargs)
+
+
+def test_spread_of_inputs_with_unknown_device_is_silent():
+    # the prompts arrive as tensors from the caller: their device is unknown
+    src = _SERVER.replace("{inputs}", "inputs = {'input_ids': prompts}").replace(
+        "{kwargs}", '{**inputs, "max_new_tokens": max_tokens}').replace(
+        'create_completion(["hi"], 8)', "create_completion(load_ids(), 8)").replace(
+        "import torch\n", "import torch\nfrom serving import load_ids\n", 1)
+    assert _codes(src) == []
+
+
+_REQUEST = """
+    from typing import Any, Dict, TypedDict
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+
+    class _GenerateRequest(TypedDict):
+        kwargs: Dict[str, Any]
+        stream: bool
+
+
+    class Server:
+        def __init__(self):
+            self._device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+            self._tokenizer = AutoTokenizer.from_pretrained("gpt2")
+            self._model = AutoModelForCausalLM.from_pretrained("gpt2")
+            self._model.to(self._device)
+
+        def _handle_request(self, req: _GenerateRequest):
+            kwargs = req["kwargs"]
+            return self._model.generate(**kwargs)
+
+        def create(self, prompts):
+            inputs = self._tokenizer(prompts, return_tensors="pt"){move}
+            req = _GenerateRequest(kwargs={**inputs, "max_new_tokens": 5}, stream=False)
+            return self._handle_request(req)
+
+
+    if __name__ == "__main__":
+        Server().create(["hi"])
+"""
+
+
+def test_typed_dict_request_carries_its_kwargs():
+    assert [c for _, c in _codes(_REQUEST.replace("{move}", ""))] == ["DEV202"]
+
+
+def test_typed_dict_request_with_moved_inputs_is_silent():
+    assert _codes(_REQUEST.replace("{move}", ".to(self._device)")) == []
+
+
+def test_typed_dict_in_its_own_module(tmp_path):
+    src = textwrap.dedent(_REQUEST.replace("{move}", ""))
+    head, rest = src.split("class Server:", 1)
+    (tmp_path / "requests_types.py").write_text(head)
+    (tmp_path / "server.py").write_text("import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n"
+                                        "from requests_types import _GenerateRequest\n\n\nclass Server:" + rest)
+    assert [d.code for d in check_path(tmp_path / "server.py").diagnostics] == ["DEV202"]
