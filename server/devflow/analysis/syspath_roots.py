@@ -2,8 +2,9 @@
 (`test/ops/self_attention.py` importing `test_utils` from `test/`): the script puts a folder found from its own
 location on the import path, so its top-level imports resolve there, whatever folder it is run from. The folder
 is computed statically from `__file__` through os.path (dirname, join, abspath, realpath, normpath) and pathlib
-(Path, .parent, .parents[n], .resolve(), `/`, str()), directly or through a module-level name; anything else
-(an environment variable, a configuration value) adds nothing."""
+(Path, .parent, .parents[n], .resolve(), `/`, str()), directly or through a name assigned before; anything else
+(an environment variable, a configuration value) adds nothing. The calls count wherever they are (module level,
+a `main()` that sets the path up before importing): they only say where imports may resolve."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ _PATH_METHODS = frozenset({"resolve", "absolute", "expanduser"})
 
 
 def file_relative_roots(path: str) -> list[str]:
-    """The existing folders that `path`'s module-level `sys.path.insert/append(...)` calls add, computed
-    from the file's own location."""
+    """The existing folders that `path`'s `sys.path.insert/append(...)` calls add, computed from the file's
+    own location."""
     try:
         with open(path, "rb") as f:
             text = f.read(200_000).decode("utf-8", "replace")
@@ -31,7 +32,7 @@ def file_relative_roots(path: str) -> list[str]:
         return []
     names: dict[str, str] = {}
     found: list[str] = []
-    for st in _top_statements(tree.body):
+    for st in _statements_in_order(tree):
         if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
             value = _folder(st.value, path, names)
             if value is not None:
@@ -46,15 +47,10 @@ def file_relative_roots(path: str) -> list[str]:
     return found
 
 
-def _top_statements(body):
-    """Module-level statements, those of a top-level `if` / `try` included (`if ROOT not in sys.path:`)."""
-    for st in body:
-        yield st
-        if isinstance(st, ast.If):
-            yield from _top_statements(st.body)
-            yield from _top_statements(st.orelse)
-        elif isinstance(st, ast.Try):
-            yield from _top_statements(st.body)
+def _statements_in_order(tree):
+    """Every name assignment and expression statement of the file, in source order."""
+    found = [n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.Expr))]
+    return sorted(found, key=lambda n: (n.lineno, n.col_offset))
 
 
 def _sys_path_argument(call: ast.Call):

@@ -7,7 +7,7 @@ generation code.
   statement with a device (`x.to(device)`, `x.to(q.device)`, `x.to(device=d, dtype=t)`) still is.
 - A script that puts a folder found from its own location on the import path
   (`sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))`, or with pathlib:
-  `Path(__file__).resolve().parents[1]`, directly or through a module-level name) imports its top-level
+  `Path(__file__).resolve().parents[1]`, directly, through a name, or in a setup function) imports its top-level
   modules from there, whatever folder it runs from: LLAISYS's test/ops/self_attention.py takes
   `random_tensor` from test/test_utils.py, whose tensors are made on the CLI-chosen device (cuda:0 for
   "nvidia"), and its cpu causal mask meets them (DEV201). A folder computed from anything else (an
