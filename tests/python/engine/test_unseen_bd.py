@@ -162,6 +162,8 @@ _SETUPS = [
     'sys.path.append(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))',
     'from pathlib import Path\n    ROOT = Path(__file__).resolve().parents[1]\n    if str(ROOT) not in sys.path:\n        sys.path.insert(0, str(ROOT))',
     'from pathlib import Path\n    sys.path.insert(0, str(Path(__file__).parent / ".."))',
+    'def _setup_path():\n        here = os.path.dirname(os.path.abspath(__file__))\n'
+    '        sys.path.insert(0, os.path.join(here, ".."))\n\n\n    _setup_path()',
 ]
 
 
