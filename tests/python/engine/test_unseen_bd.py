@@ -299,3 +299,30 @@ def test_typed_dict_in_its_own_module(tmp_path):
     (tmp_path / "server.py").write_text("import torch\nfrom transformers import AutoModelForCausalLM, AutoTokenizer\n"
                                         "from requests_types import _GenerateRequest\n\n\nclass Server:" + rest)
     assert [d.code for d in check_path(tmp_path / "server.py").diagnostics] == ["DEV202"]
+
+
+def test_spread_entry_a_forward_never_combines_is_silent():
+    # as for the same entry passed by keyword: `ids` is handed back untouched by forward
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x, ids=None):
+                return self.fc(x), ids
+
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        net = Net().to(device)
+        batch = {"x": torch.randn(3, 4).to(device), "ids": torch.arange(3)}
+        out = net(**batch)
+    """
+    assert _codes(src) == []
+    # the entry that meets the weights still counts
+    cpu_x = src.replace('"x": torch.randn(3, 4).to(device)', '"x": torch.randn(3, 4)')
+    assert [c for _, c in _codes(cpu_x)] == ["DEV201"]

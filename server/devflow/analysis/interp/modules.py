@@ -239,7 +239,7 @@ class Modules:
                 return self.call_function(FuncRef(own_call[0], None, own_call[1], "method"), args, kwargs, mod, node)
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
                     [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
-                    spread_keywords(node, kwargs, self.text) + spread
+                    spread_keywords(node, kwargs) + spread
         if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
             return UNKNOWN
         arg_pairs = self.without_device_free_inputs(obj, node, arg_pairs)
