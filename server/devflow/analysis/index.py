@@ -118,6 +118,14 @@ def sampled_by_rsample(info: "ClassInfo"):
     return info.method("rsample")
 
 
+_TYPED_DICTS = ("typing.TypedDict", "typing_extensions.TypedDict")
+
+
+def is_typed_dict(info: "ClassInfo") -> bool:
+    """A `class Request(TypedDict)` (or a subclass of one): calling it builds a plain dict of its keywords."""
+    return _library_base_in(info, _TYPED_DICTS, set())
+
+
 def _library_base_in(info: "ClassInfo", quals: tuple, seen: set) -> bool:
     if id(info) in seen:
         return False

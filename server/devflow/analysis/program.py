@@ -37,6 +37,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from devflow.analysis.syspath_roots import file_relative_roots
 from devflow.analysis.index import FileIndex
 from devflow.analysis.walk import walk
 from devflow.lines import split_lines
@@ -210,7 +211,7 @@ class Project:
         marked = project_root(here)
         repo = _repository_folder(here)
         repos = [*extra_roots, *([marked] if marked else []), *([repo] if repo else [])]
-        project = cls([here, top, *repos, *_cwd_roots(path, here), *_run_from_above(here, top),
+        project = cls([here, top, *repos, *_cwd_roots(path, here), *file_relative_roots(path), *_run_from_above(here, top),
                        *(sub for r in repos for sub in _packaged_subfolders(r)),
                        *(src for r in repos for src in _src_layout(r))])
         project.here = here

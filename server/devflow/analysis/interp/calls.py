@@ -9,10 +9,12 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.interp.missing_members import getattr_hook
-from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, sampled_by_rsample, started_run
+from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, is_typed_dict, sampled_by_rsample, \
+    started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.typed_dicts import typed_dict_call
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
 from devflow.analysis.interp.dict_truth import mark_escaped
@@ -62,6 +64,7 @@ class Calls:
             if kw.arg is None:
                 if v.kind == "obj" and v.obj is not None and v.obj.kind == "dict" and not getattr(v.obj, "opaque", False):
                     kwargs.update({k: x for k, x in v.obj.keys.items() if isinstance(k, str)})
+                    self._spread.setdefault(id(node), []).extend(getattr(v.obj, "batches", []))
                     if not v.obj.keys and v.elem is not None and v.elem.kind == "tensor":
                         # `model(**{k: t.to(d) for k, t in enc.items()})`: every value is such a tensor
                         self._spread.setdefault(id(node), []).append((v.elem, self.text(kw.value)))
@@ -561,6 +564,8 @@ class Calls:
         return val
 
     def instantiate(self, node, info: ClassInfo, args, kwargs, frame) -> Val:
+        if is_typed_dict(info):
+            return typed_dict_call(args, kwargs)
         obj = Obj("module" if info.is_module else "instance", cls=info, qual=info.name,
                   origin=Origin(span_of(node), f"created at line {node.lineno}"), created_line=node.lineno)
         val = Val("module" if info.is_module else "obj", obj=obj)

@@ -373,9 +373,13 @@ class Expressions:
             if k is None:
                 if vv.kind == "obj" and vv.obj is not None and vv.obj.kind == "dict":
                     obj.keys.update(vv.obj.keys)
+                    obj.batches = getattr(obj, "batches", []) + getattr(vv.obj, "batches", [])  # type: ignore[attr-defined]
                     # a spread dict that code not followed may have filled: the keys are not all known
                     exact = exact and getattr(vv.obj, "exact", False) and not getattr(vv.obj, "escaped", False)
                 else:
+                    if vv.kind == "tensor" and vv.batch:
+                        # `{**enc, "max_new_tokens": n}`: the tokenizer's tensors (keys unknown) go in with the rest
+                        obj.batches = getattr(obj, "batches", []) + [(vv, self.text(v))]  # type: ignore[attr-defined]
                     exact = False
                 continue
             kv = self.eval(k, frame)

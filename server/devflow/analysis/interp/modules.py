@@ -11,6 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
+from devflow.analysis.interp.spread_kwargs import spread_keywords
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.param_identity import carry_params
 from devflow.analysis.interp.records import is_attribute_dict
@@ -237,7 +238,8 @@ class Modules:
                 self._interproc.add(id(node))
                 return self.call_function(FuncRef(own_call[0], None, own_call[1], "method"), args, kwargs, mod, node)
         arg_pairs = [(v, self.text(a)) for v, a in zip(args, node.args)] + \
-                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + spread
+                    [(v, kw.arg or "") for kw in node.keywords for v in [kwargs.get(kw.arg)] if v is not None] + \
+                    spread_keywords(node, kwargs) + spread
         if getattr(obj, "traced", None) is not None and self.traced_call(node, obj, arg_pairs, frame):
             return UNKNOWN
         arg_pairs = self.without_device_free_inputs(obj, node, arg_pairs)

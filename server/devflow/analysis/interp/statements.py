@@ -21,6 +21,7 @@ from devflow.analysis.interp.attr_devices import device_attrs_chosen_on_branches
 from devflow.analysis.interp.flag_attrs import blur_flags_set_on_one_path
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
 from devflow.analysis.interp.device_probes import probe_only
+from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.expressions import _chosen_device, _is_instance, _is_number, _modules_of
 from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
@@ -89,6 +90,7 @@ class Statements:
             # is left behind: a temporary moved and dropped (`torch.zeros(1).to(device)`, a probe that the
             # device works) is read by nothing afterwards
             if recv is not None and recv.kind == "tensor" and val.kind == "tensor" and \
+                    not (call.func.attr == "to" and casts_only_dtype(call, frame)) and \
                     not (recv.origin is not None and recv.origin.kind == "unknown-moved") and \
                     isinstance(call.func.value, (ast.Name, ast.Attribute, ast.Subscript)):
                 name = self.text(call.func.value)

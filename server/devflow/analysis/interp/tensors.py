@@ -10,6 +10,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 
 
@@ -40,7 +41,7 @@ class Tensors:
             # or another object whose method may return anything and take tensors from anywhere
             return UNKNOWN
         if name == "to":
-            dev = t.dev if _to_other_dtype(node, kwargs, frame) else self.parse_to_args(args, kwargs, t.dev)
+            dev = t.dev if casts_only_dtype(node, frame) else self.parse_to_args(args, kwargs, t.dev)
             other = args[0] if args and "device" not in kwargs else None
             if other is not None and other.kind == "tensor" and other.dev is dev and other.origin is not None:
                 # `y.to(x)` follows `x`: `x` decides where the result is, so its cause is `x`'s, not `y`'s
@@ -128,35 +129,6 @@ class Tensors:
 _PAIR_WITH_DIM = frozenset({"max", "min", "median", "nanmedian", "mode"})
 _PAIR_ALWAYS = frozenset({"kthvalue", "sort", "topk", "cummax", "cummin"})
 _PAIR_KEEPS_SHAPE = frozenset({"sort", "topk", "cummax", "cummin"})
-
-
-def _to_other_dtype(node, kwargs, frame=None) -> bool:
-    """`boxes.to(rel_codes.dtype)`: a `.dtype` is a dtype, so the tensor only changes dtype and stays where it is;
-    so is a name the running function binds only to such attributes (`dtype = self.conv1.weight.dtype`)."""
-    if "device" in kwargs or not node.args:
-        return False
-    arg = node.args[0]
-    if isinstance(arg, ast.Attribute):
-        return arg.attr == "dtype"
-    if not isinstance(arg, ast.Name) or frame is None or not isinstance(frame.node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-            or arg.id in frame.params:
-        return False
-    values = [st.value for st in _own_statements(frame.node) if isinstance(st, ast.Assign)
-              and any(isinstance(t, ast.Name) and t.id == arg.id for t in st.targets)]
-    bound = [st for st in _own_statements(frame.node) if isinstance(st, (ast.AugAssign, ast.AnnAssign, ast.For, ast.With))
-             and any(isinstance(t, ast.Name) and t.id == arg.id for t in ast.walk(st) if isinstance(t, ast.Name)
-                     and isinstance(t.ctx, ast.Store))]
-    return bool(values) and not bound and all(isinstance(v, ast.Attribute) and v.attr == "dtype" for v in values)
-
-
-def _own_statements(fn):
-    """The statements of a function's body, nested blocks included, not those of functions defined in it."""
-    todo = list(fn.body)
-    while todo:
-        st = todo.pop()
-        yield st
-        if not isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            todo.extend(n for n in ast.iter_child_nodes(st) if isinstance(n, ast.stmt))
 
 
 def values_indices(node, name: str, t: Val, rest: list, first: int) -> Val | None:
