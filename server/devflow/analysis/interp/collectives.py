@@ -13,7 +13,9 @@
   that never set it (`torch.cuda.set_device(rank)`) all use cuda:0, and NCCL refuses two ranks on one GPU.
 - The backend of the default group is recorded when its `init_process_group` call runs; a collective
   reached before (or without) it says nothing. A command-line option whose default names a backend
-  (`--dist-backend nccl`) is that backend: the program's own launch uses it.
+  (`--dist-backend nccl`) is that backend: the program's own launch uses it; so is a backend read from the
+  environment with a backend name on the other path (`os.environ["B"] if ... else "nccl"`). On the machine
+  assumed (CUDA), `dist.is_nccl_available()` is True: the backend torch sets up there is built in.
 """
 
 from __future__ import annotations
