@@ -161,3 +161,40 @@ def test_silent_with_a_gloo_fallback():
     dist.all_reduce(t)
     """
     assert not _codes(src)
+
+
+def test_python_numbers_from_builtins_make_a_cpu_tensor():
+    """`int()` / `float()` return a Python number whatever they convert, and `max` / `min` / `abs` / `round` of
+    Python numbers is one: `torch.tensor()` of it is on the cpu (HydraGNN's max degree)."""
+    src = """
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl")
+
+
+    def max_degree(ds):
+        m = 0
+        for d in ds:
+            m = max(m, int(d.max()))
+        t = torch.tensor(m)
+        dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return int(t)
+
+
+    max_degree(load())
+    """
+    assert (13, "DEV208") in _codes(src)
+
+
+def test_round_of_a_tensor_stays_a_tensor():
+    src = """
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("nccl")
+    x = torch.ones(3, device="cuda")
+    t = torch.stack([round(x), abs(x)])
+    dist.all_reduce(t)
+    """
+    assert not _codes(src)
