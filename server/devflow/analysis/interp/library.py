@@ -318,8 +318,6 @@ class Library:
             return UNKNOWN
         if name in ("max", "min", "abs", "round") and args and "__opaque__" not in kwargs and all(_is_number(a) for a in args):
             return Val("number")  # `max(max_deg, int(d.max()))`: Python numbers give a Python number
-        if name in ("int", "float") and len(args) == 1 and "__opaque__" not in kwargs:
-            return Val("number")  # `int(d.max())`: int() / float() return a Python number whatever they convert
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "hasattr" and len(args) == 2 and args[1].kind == "const" and args[0].kind == "module" \
