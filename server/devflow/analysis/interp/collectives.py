@@ -13,18 +13,32 @@
   that never set it (`torch.cuda.set_device(rank)`) all use cuda:0, and NCCL refuses two ranks on one GPU.
 - The backend of the default group is recorded when its `init_process_group` call runs; a collective
   reached before (or without) it says nothing. A command-line option whose default names a backend
-  (`--dist-backend nccl`) is that backend: the program's own launch uses it.
+  (`--dist-backend nccl`) is that backend: the program's own launch uses it; so is a backend read from the
+  environment with a backend name on the other path (`os.environ["B"] if ... else "nccl"`). On the machine
+  assumed (CUDA), `dist.is_nccl_available()` is True: the backend torch sets up there is built in.
 """
 
 from __future__ import annotations
 
 from devflow.analysis import framework_api as FW
 from devflow.analysis.findings import Finding
+from devflow.analysis.interp.env_devices import is_env_read
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.values import UNKNOWN, Obj, Val
 
 _PREFIX = "torch.distributed."
 _CONFLICT = "conflict"
+_AVAILABILITY = {f"is_{b}_available": b for b in ("nccl", "gloo", "mpi", "ucc", "xccl")}
+
+
+def configured_backend(a: Val, b: Val) -> Val | None:
+    """A backend read from the environment on one path and a backend name on the other (`if os.getenv("BACKEND"):
+    backend = os.environ["BACKEND"] elif ...: backend = "nccl"`): that name, the one the program's own launch uses
+    (as for a `--dist-backend` option's default). None otherwise."""
+    for x, y in ((a, b), (b, a)):
+        if is_env_read(x) and y.kind == "const" and isinstance(y.const, str) and y.const.lower() in FW.BACKEND_DEVICES:
+            return y
+    return None
 
 
 class Collectives:
@@ -102,6 +116,9 @@ class Collectives:
         if not q.startswith(_PREFIX) or self.standalone:
             return None
         name = q[len(_PREFIX):]
+        if name in _AVAILABILITY and _AVAILABILITY[name] in FW.NO_BACKEND_ON_CUDA.values():
+            # the backend torch sets up on a machine with CUDA is built in there: `dist.is_nccl_available()` is True
+            return Val("const", const=True, text=self.text(node))
         if name in FW.GROUP_CONSTRUCTORS:
             i = FW.GROUP_CONSTRUCTORS[name]
             given = kwargs.get("backend", args[i] if len(args) > i else None)

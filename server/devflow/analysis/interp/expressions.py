@@ -17,7 +17,7 @@ from devflow.analysis.interp.sequence_repeat import repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
-from devflow.analysis.interp.env_devices import configured_join, is_env_read
+from devflow.analysis.interp.env_devices import configured_join, env_read, is_env_read
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.missing_members import lacks_member
 from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
@@ -313,7 +313,8 @@ class Expressions:
             item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
             return item
         if base.kind == "qual" and base.const == "os.environ":
-            return self.env_value(idx, self.text(node)) or UNKNOWN
+            return self.env_value(idx, self.text(node)) or \
+                env_read(idx, None, Origin(span_of(node), f"from the environment at line {node.lineno}")) or UNKNOWN
         if base.kind == "qual" and base.const.endswith(".__dict__") and idx.kind == "const" and isinstance(idx.const, str):
             # `models.__dict__["resnet18"]`: a module's namespace entry is the attribute of that name
             return self.qual_attr(base.const[:-len(".__dict__")], idx.const)

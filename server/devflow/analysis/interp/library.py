@@ -11,6 +11,7 @@ from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.expressions import _is_number
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
 from devflow.analysis.interp.tensors import values_indices
@@ -318,6 +319,8 @@ class Library:
                     and (args[0].const is None or isinstance(args[0].const, (bool, int, float, str, bytes))):
                 return Val("const", const=False)  # `isinstance(None, torch.device)`: a Python literal is no torch object
             return UNKNOWN
+        if name in ("max", "min", "abs", "round") and args and "__opaque__" not in kwargs and all(_is_number(a) for a in args):
+            return Val("number")  # `max(max_deg, int(d.max()))`: Python numbers give a Python number
         if name in ("len", "int", "float", "round"):
             return UNKNOWN
         if name == "hasattr" and len(args) == 2 and args[1].kind == "const" and args[0].kind == "module" \

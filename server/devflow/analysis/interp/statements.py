@@ -16,6 +16,7 @@ from devflow.analysis.interp.global_branches import GlobalBranches
 from devflow.analysis.interp.default_branches import DefaultDeviceBranches
 from devflow.analysis.interp.global_view import seq_now
 from devflow.analysis.interp.repeat_move import move_text_after
+from devflow.analysis.interp.collectives import configured_backend
 from devflow.analysis.interp.env_devices import configured_join
 from devflow.analysis.interp.attr_devices import device_attrs_chosen_on_branches
 from devflow.analysis.interp.flag_attrs import blur_flags_set_on_one_path
@@ -811,7 +812,8 @@ class Statements:
         """The value of a name after two paths (an `if`'s branches, `x if c else y`, a registry's entries):
         `join`, and two modules alike stand for each other (`_modules_alike`). Not for a container's
         elements, where each module may run on its own (`for c in criteria` over unlike losses)."""
-        return _modules_alike(a, b) or configured_join(a, b) or _instance_choice(a, b) or self.join(a, b)
+        return _modules_alike(a, b) or configured_join(a, b) or configured_backend(a, b) or _instance_choice(a, b) \
+            or self.join(a, b)
 
     def join_alternatives(self, a: Val, b: Val) -> Val:
         """What a method of one of several objects gives (`delegate.create_model(path)` of a factory's choice):
