@@ -110,3 +110,28 @@ def test_the_metric_moved_or_a_python_number_is_silent(tmp_path):
     assert _codes(tmp_path, "lit.py") == []
     _project(tmp_path, {"lit.py": _module(log='self.log("val_acc", acc.item(), sync_dist=True)')})
     assert _codes(tmp_path, "lit.py") == []
+
+
+def test_an_epoch_end_hook_of_the_module_runs_with_the_group(tmp_path):
+    """The module's own hooks the Trainer calls after the move (`on_validation_epoch_end`, named like the
+    Callback hooks in the generated table) run too: an epoch metric made a cpu tensor and synced fails."""
+    src = _module(imports="import numpy as np", log="self.scores.append(acc.item())").replace(
+        "    def configure_optimizers(self):",
+        "    def on_validation_epoch_end(self):\n"
+        "            epoch_acc = torch.tensor(np.mean(self.scores))\n"
+        "            self.log(\"val_epoch_acc\", epoch_acc, sync_dist=True)\n\n"
+        "        def configure_optimizers(self):")
+    _project(tmp_path, {"lit.py": src})
+    codes = _codes(tmp_path, "lit.py")
+    assert (29, "DEV208") in codes
+
+
+def test_an_epoch_metric_moved_to_the_module_device_is_silent(tmp_path):
+    src = _module(imports="import numpy as np", log="self.scores.append(acc.item())").replace(
+        "    def configure_optimizers(self):",
+        "    def on_validation_epoch_end(self):\n"
+        "            epoch_acc = torch.tensor(np.mean(self.scores), device=self.device)\n"
+        "            self.log(\"val_epoch_acc\", epoch_acc, sync_dist=True)\n\n"
+        "        def configure_optimizers(self):")
+    _project(tmp_path, {"lit.py": src.replace(CPU_ACC, "acc = (preds == y).float().mean()")})
+    assert _codes(tmp_path, "lit.py") == []

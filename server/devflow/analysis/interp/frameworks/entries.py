@@ -204,6 +204,14 @@ class Entries:
                 if at is not None and at < len(params):
                     hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
                 self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+            for hook in sorted(set(F.LIGHTNING_CALLBACK_HOOKS) - F.LIGHTNING_AFTER_TRANSFER - F.LIGHTNING_BEFORE_TRANSFER):
+                # the module's own hooks of the same names (`on_validation_epoch_end`), with the module moved
+                found = info.method(hook)
+                if found is None or self.budget <= 0 or "batch" in F.LIGHTNING_CALLBACK_HOOKS[hook]:
+                    continue
+                fn, cls = found
+                self.call_function(FuncRef(fn, None, cls, "method"), [UNKNOWN] * (len(fn.args.posonlyargs + fn.args.args) - 1),
+                                   {}, model, node)
             if trainer is not None and trainer.kind == "lightning_trainer":
                 self._run_callbacks(node, trainer, info, model, dev)
         finally:
