@@ -1094,17 +1094,25 @@ def _class_bases(trees: dict[str, ast.Module]) -> dict[str, list[str]]:
     return base_of
 
 
-def _reexports(trees: dict[str, ast.Module]) -> dict[str, str]:
+def _reexports(trees: dict[str, ast.Module], absolute: bool = False) -> dict[str, str]:
     """The package re-exports (`from .dataset import Dataset` in torch_geometric/data/__init__.py): the name
-    under the package -> the name where it is defined."""
+    under the package -> the name where it is defined. `absolute`: also the package's imports of itself by
+    its full name (`from torchmetrics.classification.accuracy import Accuracy` in
+    torchmetrics/classification/__init__.py)."""
     alias = {}
     for mod, tree in trees.items():
         if mod.endswith(".__init__"):
             pkg = mod[: -len(".__init__")]
+            top = pkg.split(".", 1)[0]
             for n in tree.body:
                 if isinstance(n, ast.ImportFrom) and n.level == 1 and n.module:
                     for a in n.names:
                         alias[f"{pkg}.{a.asname or a.name}"] = f"{pkg}.{n.module}.{a.name}"
+                elif absolute and isinstance(n, ast.ImportFrom) and n.level == 0 and n.module \
+                        and n.module.split(".", 1)[0] == top and n.module != pkg:
+                    for a in n.names:
+                        if a.name != "*" and f"{pkg}.{a.asname or a.name}" != f"{n.module}.{a.name}":
+                            alias[f"{pkg}.{a.asname or a.name}"] = f"{n.module}.{a.name}"
     return alias
 
 

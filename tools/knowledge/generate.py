@@ -98,7 +98,7 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
     torch; Lightning's batch-transfer hooks and generate()'s callbacks from their released wheels."""
     import torch
 
-    from knowledge import factories, frameworks, tensor_libraries
+    from knowledge import factories, frameworks, metrics, tensor_libraries
 
     hf = pins.LIBRARIES["transformers"][0]
     acc = pins.LIBRARIES["accelerate"][0]
@@ -110,13 +110,15 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
                 **{k: [v] for k, (_m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
                 **{k: [v] for k, (_m, v) in pins.FACTORY_LIBRARIES.items()},
-                **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}}
+                **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}, **pins.METRIC_LIBRARIES}
     tl = pins.TENSOR_LIBRARIES
     nn_methods = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
+    torch_tables = frameworks.torch_tables()
+    collectives = set(torch_tables["distributed"]["collectives"])
     return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
+                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, torchmetrics, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
-            **frameworks.torch_tables(),
+            **torch_tables,
             "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
             "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
@@ -149,7 +151,9 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "image_transforms": {"torchvision": frameworks.image_transforms(_wheel("torchvision", pins.LIBRARIES["torchvision"][0]))},
             "host_packages": sorted(m for d, (m, v) in pins.HOST_PACKAGES.items() if frameworks.host_package(_wheel(d, v), m)),
             "attribute_dicts": {d: frameworks.attribute_dicts(_wheel(d, v), m) for d, (m, v) in pins.CONFIG_LIBRARIES.items()},
-            "iterable_wrappers": {lib: frameworks.iterable_wrappers(_wheel(lib, v), lib) for lib, v in pins.ITERABLE_WRAPPERS.items()}}
+            "iterable_wrappers": {lib: frameworks.iterable_wrappers(_wheel(lib, v), lib) for lib, v in pins.ITERABLE_WRAPPERS.items()},
+            "metrics": {f"{lib} {v}": metrics.metrics(_wheel(lib, v), lib, collectives)
+                        for lib, vs in pins.METRIC_LIBRARIES.items() for v in vs}}
 
 
 def _dump(data: dict) -> str:

@@ -19,6 +19,9 @@ LIBRARIES = {
     # functions creating tensors on their `device` parameter (device_factories): kornia.create_meshgrid ...
     "kornia": ["0.9.0"],
 }
+# Metric libraries (frameworks.json `metrics`, ast scan): their metric classes, the methods registering a metric's
+# states and those syncing them over a process group. Read twice: 0.6 still has the names 0.7 renamed (`F1`).
+METRIC_LIBRARIES = {"torchmetrics": ["1.9.0", "0.6.2"]}
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}
 # Libraries between the user's tensors, read only for frameworks.json: einops (pure Python, imported

@@ -67,6 +67,15 @@ LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strate
 LIGHTNING_CALLBACK_HOOKS = _F["lightning"].get("callback_hooks", {})
 LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
 
+# Metric libraries (torchmetrics 1.x and 0.6, generated): their metric classes (`torchmetrics.Accuracy`, the `Metric`
+# base projects subclass), built on the cpu; the methods registering a metric's states (`add_state(name, default)`:
+# method -> positions); the methods gathering the states over the default process group when one is initialised
+# (`compute`, `sync`).
+_METRICS = _F.get("metrics", {})
+METRIC_CLASSES = frozenset(q for spec in _METRICS.values() for q in spec["classes"])
+METRIC_STATE_REGISTRARS = {m: s for spec in _METRICS.values() for m, s in spec["state_registrars"].items()}
+METRIC_SYNCING_METHODS = frozenset(m for spec in _METRICS.values() for m in spec["syncing_methods"])
+
 # Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class
 # deriving from one is a module.
 LIBRARY_MODULES = frozenset(q for qs in _F.get("library_modules", {}).values() for q in qs)

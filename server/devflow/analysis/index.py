@@ -6,7 +6,7 @@ import ast
 import weakref
 from dataclasses import dataclass, field
 
-from devflow.analysis.framework_api import LIBRARY_MODULES
+from devflow.analysis.framework_api import LIBRARY_MODULES, METRIC_CLASSES
 from devflow.analysis.walk import walk
 
 MODULE_BASES = ("torch.nn.Module", "torch.nn.modules.module.Module", "pytorch_lightning.LightningModule",
@@ -143,7 +143,7 @@ def library_module_base(index: "FileIndex", base: str) -> bool:
 def library_module_qual(q: str) -> bool:
     """A qualified library class name that is an nn.Module."""
     return q.startswith(("torch.nn.", "pytorch_lightning.", "lightning.")) or q in MODULE_BASES or \
-        q in LIBRARY_MODULES
+        q in LIBRARY_MODULES or q in METRIC_CLASSES
 
 
 class FileIndex:

@@ -6,6 +6,7 @@ import ast
 import re
 from bisect import bisect_right
 
+from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.branches import alternatives
 from devflow.analysis.program import LINE_BASE
@@ -36,7 +37,7 @@ def _module_ctor(ctx: Context, node: ast.AST) -> bool:
             return False
         return last not in T.PARAM_FREE_MODULES or any(k.arg in T.LOSS_WEIGHT_KWARGS for k in node.keywords) \
             or last in ("Sequential",)
-    if q.startswith("torchmetrics.") and last[:1].isupper():
+    if q in FW.METRIC_CLASSES:
         return True
     name = FileIndex_dotted(node.func)
     info = ctx.index.classes.get(name or "")

@@ -47,6 +47,7 @@ from devflow.analysis.interp.import_effects import ImportEffects
 from devflow.analysis.interp.init_state import InitState
 from devflow.analysis.interp.library import Library
 from devflow.analysis.interp.loop_carry import LoopCarry
+from devflow.analysis.interp.metrics import Metrics
 from devflow.analysis.interp.modules import Modules
 from devflow.analysis.interp.checkpoints import Checkpoints
 from devflow.analysis.interp.collectives import Collectives
@@ -62,7 +63,7 @@ __all__ = ["Interpreter", "Frame", "FuncRef", "span_of"]
 
 
 class Interpreter(Driver, Units, Statements, Expressions, Calls, Modules, Tensors, Library, Frameworks, Reporting,
-                  MultiGpu, Collectives, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients, LoopCarry,
+                  MultiGpu, Collectives, Metrics, Records, Checkpoints, FlagBranches, ImportEffects, Operators, Gradients, LoopCarry,
                   InitState):
     """Runs one file over the device lattice; `findings` and `hints` hold what it found."""
 

@@ -21,6 +21,7 @@ from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
 from devflow.analysis.interp.param_moves import moved_at_exit, note_param_moved, rebind_moved_args
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store, places_state_itself
+from devflow.analysis.interp.metrics import derives_from_metric, metric_states_device
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -273,6 +274,7 @@ class Calls:
             if r.kind == "tensor":
                 return self.tensor_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "module":
+                self.check_metric_sync(node, r, fval.const)
                 return self.module_method(node, r, fval.const, args, kwargs, frame)
             if r.kind == "obj" and not (fval.const in MOVERS and is_numpy_data(r)):
                 return self.obj_method(node, r, fval.const, args, kwargs, frame)
@@ -305,6 +307,8 @@ class Calls:
                 return UNKNOWN
             self._interproc.add(id(node))
             b = fval.bound
+            if b is not None and b.kind == "module":  # a project metric's own compute(), wrapped by the library's sync
+                self.check_metric_sync(node, b, getattr(fval.func.node, "name", ""))
             if b is not None and b.obj is not None and getattr(fval.func.node, "name", "") == "step":
                 self.stepped(b.obj)  # a project optimizer's own step()
             return self.call_function(fval.func, args, kwargs, fval.bound, node)
@@ -568,6 +572,8 @@ class Calls:
             return typed_dict_call(args, kwargs)
         obj = Obj("module" if info.is_module else "instance", cls=info, qual=info.name,
                   origin=Origin(span_of(node), f"created at line {node.lineno}"), created_line=node.lineno)
+        if info.is_module and derives_from_metric(info, self.index):
+            obj.role = "metric"  # its states, registered by `add_state`, are where it is
         val = Val("module" if info.is_module else "obj", obj=obj)
         if info.is_module:
             obj.training = True
@@ -602,6 +608,8 @@ class Calls:
             if dev is None and any(not b.startswith("torch.nn.Module") and b.startswith("torch.nn.") and b not in _NO_STATE_BASES
                                    for b in ((info.home or self.index).qualify(x) for x in info.bases)):
                 dev = self.default_dev
+            if obj.role == "metric" and getattr(obj, "metric_states", None):
+                dev = metric_states_device(obj)  # a 0-dim accumulator is a state like any other
             obj.dev = dev
             if dev is not None and dev.is_cpu:
                 obj.origin = Origin(span_of(node), f"created at line {node.lineno} and never moved")

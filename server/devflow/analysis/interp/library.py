@@ -90,9 +90,8 @@ class Library:
             return self.library_callback(node, last, args, kwargs)
         if q.startswith("transformers.") and last in FW.GENERATION_CALLBACK_LISTS:
             return args[0] if args and args[0].kind == "obj" else UNKNOWN  # a list that calls each callback it holds
-        if q.startswith(("torchmetrics.",)) and last[:1].isupper():
-            return Val("module", obj=Obj("module", qual=q, dev=kwargs["device"].dev if "device" in kwargs and kwargs["device"].kind == "device" else CPU,
-                                         role="metric", origin=Origin(span_of(node), f"created at line {node.lineno} on cpu")))
+        if q in FW.METRIC_CLASSES:
+            return self.new_library_metric(node, q, kwargs)
         if q in FW.STATEFUL_LIBRARY_MODULES:
             # its buffers are made where the default device is (the cpu): it must be moved like a model
             dev = self.default_dev if self.default_dev.known else TOP

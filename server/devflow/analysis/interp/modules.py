@@ -595,6 +595,8 @@ class Modules:
         if name == "state_dict" and obj.dev is not None and obj.dev.known and not getattr(obj, "standalone", False):
             org = obj.moved or self._snapshot_origin(obj, node, frame, f"`{self.text(node)}`")
             return Val("obj", obj=Obj("dict"), elem=Val("tensor", obj.dev, org))
+        if self.register_metric_state(obj, name, args, kwargs):
+            return Val("const", const=None)
         if name in ("register_buffer", "register_parameter"):
             # by keyword too: `register_buffer(name="bit_array", tensor=t)`, `register_parameter(name=, param=)`
             given = name == "register_buffer" and "tensor" or "param"

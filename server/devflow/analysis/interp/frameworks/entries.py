@@ -42,6 +42,10 @@ def _generation_base(info) -> str | None:
     return None
 
 
+# a step hook -> the stage whose hooks are named `on_<stage>_...` (Lightning's naming of its loops)
+_STEP_STAGES = {"training_step": "train", "validation_step": "validation", "test_step": "test", "predict_step": "predict"}
+
+
 def _is_lightning(info) -> bool:
     return any(q in F.LIGHTNING_MODULES for q in _bases(info))
 
@@ -192,7 +196,12 @@ class Entries:
         obj.dev = dev
         saved_group = self.lightning_group
         self.lightning_group = trainer.attrs.get("process_group") if trainer is not None and trainer.kind == "lightning_trainer" else None
+        # the module's own hooks of the callback hooks' names (`on_validation_start`, `on_validation_epoch_end`), with
+        # the module moved: a stage's `*_start` hooks before its batches, the others after them
+        own = [h for h in sorted(set(F.LIGHTNING_CALLBACK_HOOKS) - F.LIGHTNING_AFTER_TRANSFER - F.LIGHTNING_BEFORE_TRANSFER)
+               if "batch" not in F.LIGHTNING_CALLBACK_HOOKS[h]]
         try:
+            self._run_own_hooks(node, info, model, [h for h in own if h.endswith("_start")])
             for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
                 found = info.method(hook)
                 if found is None or self.budget <= 0:
@@ -204,20 +213,24 @@ class Entries:
                 if at is not None and at < len(params):
                     hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
                 self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
-            for hook in sorted(set(F.LIGHTNING_CALLBACK_HOOKS) - F.LIGHTNING_AFTER_TRANSFER - F.LIGHTNING_BEFORE_TRANSFER):
-                # the module's own hooks of the same names (`on_validation_epoch_end`), with the module moved
-                found = info.method(hook)
-                if found is None or self.budget <= 0 or "batch" in F.LIGHTNING_CALLBACK_HOOKS[hook]:
-                    continue
-                fn, cls = found
-                self.call_function(FuncRef(fn, None, cls, "method"), [UNKNOWN] * (len(fn.args.posonlyargs + fn.args.args) - 1),
-                                   {}, model, node)
+            self._run_own_hooks(node, info, model, [h for h in own if not h.endswith("_start")])
             if trainer is not None and trainer.kind == "lightning_trainer":
                 self._run_callbacks(node, trainer, info, model, dev)
         finally:
             self.lightning_group = saved_group
         obj.dev = TOP
         return UNKNOWN
+
+    def _run_own_hooks(self, node, info, model: Val, hooks: list[str]) -> None:
+        """The module's own hooks, in this order, with unknown arguments; in a step hook checked on its own (`self`
+        standalone) they run as its own code (what they set on self is what the step sees)."""
+        for hook in hooks:
+            found = info.method(hook)
+            if found is None or self.budget <= 0:
+                continue
+            fn, cls = found
+            self.call_function(FuncRef(fn, None, cls, "method"), [UNKNOWN] * (len(fn.args.posonlyargs + fn.args.args) - 1),
+                               {}, model, node, standalone=self.standalone)
 
     def _run_callbacks(self, node, trainer: Obj, info, model: Val, dev: Dev) -> None:
         """The project's callbacks given to this Trainer (`Trainer(callbacks=[SampleImages()])`): their hooks
@@ -282,6 +295,13 @@ class Entries:
         self._move_rec(obj, dev, origin, self.frame, set())
         obj.dev = dev
         self._lightning_layers(owner, obj, dev)
+        # the module's own `*_start` hooks of the step's stage run between the move and the batches
+        # (`on_validation_start` before `validation_step`): what they set on self is what the step sees
+        stage = _STEP_STAGES.get(fn.name)
+        if stage is not None:
+            self._run_own_hooks(None, owner, self_val, [h for h in sorted(F.LIGHTNING_CALLBACK_HOOKS) if h.endswith("_start")
+                                                        and "batch" not in F.LIGHTNING_CALLBACK_HOOKS[h]
+                                                        and (h == "on_fit_start" or h.startswith(f"on_{stage}_"))])
 
     def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
         """torch.nn layers `self.x = nn.Linear(...)` built in __init__: on the module's device (moved by the Trainer)."""
