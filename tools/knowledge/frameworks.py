@@ -367,12 +367,14 @@ def _synced_logs(wheel: Path) -> dict:
     return dict(sorted(out.items()))
 
 
-def _process_group_strategies(wheel: Path) -> dict:
+def _process_group_strategies(wheel: Path, part: str = "pytorch") -> dict:
     """Lightning strategies that set up a torch.distributed process group whose backend follows the device
     (`_get_process_group_backend`, defined or inherited: NCCL for a CUDA run): the names they register in
-    the strategy registry (`strategy="ddp"`) and their classes by every exported name (`DDPStrategy()`)."""
+    the strategy registry (`strategy="ddp"`) and their classes by every exported name (`DDPStrategy()`).
+    `part`: the Trainer's strategies ("pytorch") or Fabric's ("fabric"). Also the strategy the connector picks
+    for several devices when none is named (`Trainer(devices=2)`): its `_choose_strategy`'s final return."""
     classes: dict[str, ast.ClassDef] = {}
-    for _name, tree in _trees(wheel, "lightning/pytorch/strategies/"):
+    for _name, tree in _trees(wheel, f"lightning/{part}/strategies/"):
         for c in (n for n in tree.body if isinstance(n, ast.ClassDef)):
             classes[c.name] = c
 
@@ -406,9 +408,45 @@ def _process_group_strategies(wheel: Path) -> dict:
                         names.update(consts[a.id])
     exported = set()
     for owner in owners:
-        exported |= {q for q in _defined_or_exported(wheel, "lightning/", owner) if q.startswith("lightning.pytorch.")}
-    exported |= {"pytorch_lightning" + e[len("lightning.pytorch"):] for e in exported}
-    return {"names": sorted(names), "classes": sorted(exported)}
+        exported |= {q for q in _defined_or_exported(wheel, "lightning/", owner) if q.startswith(f"lightning.{part}.")}
+    standalone = "pytorch_lightning" if part == "pytorch" else "lightning_fabric"  # the same code, shipped alone
+    exported |= {standalone + e[len(f"lightning.{part}"):] for e in exported}
+    connector = "lightning/pytorch/trainer/connectors/accelerator_connector.py" if part == "pytorch" else "lightning/fabric/connector.py"
+    several = None
+    for name, tree in _trees(wheel, connector):
+        for f in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == "_choose_strategy"):
+            last = f.body[-1]
+            if isinstance(last, ast.Return) and isinstance(last.value, ast.Constant) and isinstance(last.value.value, str):
+                several = last.value.value
+    return {"names": sorted(names), "classes": sorted(exported), "several_devices": several}
+
+
+def _fabric(wheel: Path) -> dict:
+    """Lightning Fabric: its class by every exported name, the process-group strategies of its own registry, and
+    its public methods that set up the processes' environment (the process group): those reaching the
+    strategy's `setup_environment` through Fabric's own methods (`launch` -> `_wrap_and_launch` -> partial of
+    `_wrap_with_setup`), a method being reached when it is called or referenced."""
+    classes = {q for q in _defined_or_exported(wheel, "lightning/", "Fabric") if q.startswith("lightning.fabric.")
+               or q.count(".") == 1}
+    classes |= {"lightning_fabric" + e[len("lightning.fabric"):] for e in classes if e.startswith("lightning.fabric.")}
+    launches: set[str] = set()
+    for _name, tree in _trees(wheel, "lightning/fabric/fabric.py"):
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Fabric"):
+            methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
+            reach: set[str] = set()
+            changed = True
+            while changed:
+                changed = False
+                for name, f in methods.items():
+                    if name in reach or name == "__init__":
+                        continue
+                    attrs = {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute)}
+                    if "setup_environment" in attrs or attrs & reach:
+                        reach.add(name)
+                        changed = True
+            launches = {m for m in reach if not m.startswith("_")}
+    return {"classes": sorted(classes), "launches": sorted(launches),
+            "process_group_strategies": _process_group_strategies(wheel, "fabric")}
 
 
 def _callback_hooks(wheel: Path) -> dict:
@@ -539,6 +577,7 @@ def lightning(wheel: Path) -> dict:
     synced, strategies, callbacks = _synced_logs(wheel), _process_group_strategies(wheel), _callback_hooks(wheel)
     return {"module_classes": sorted(set(exports)), "trainer_classes": sorted(trainers), "trainer_runs": sorted(runs),
             "synced_logs": synced, "process_group_strategies": strategies, "callback_hooks": callbacks,
+            "fabric": _fabric(wheel),
             "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}

@@ -66,6 +66,15 @@ LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strate
 # Callback hooks the Trainer runs with the module on its device: hook -> {"module": i, "batch": j} (after self)
 LIGHTNING_CALLBACK_HOOKS = _F["lightning"].get("callback_hooks", {})
 LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
+# the strategy the Trainer picks for several devices when none is named (`Trainer(devices=2)`): "ddp"
+LIGHTNING_SEVERAL_DEVICES = _F["lightning"].get("process_group_strategies", {}).get("several_devices")
+# Lightning Fabric: its classes, the methods setting up the processes' group (`launch`), its own strategies
+_FABRIC = _F["lightning"].get("fabric", {})
+FABRIC_CLASSES = frozenset(_FABRIC.get("classes", []))
+FABRIC_LAUNCHES = frozenset(_FABRIC.get("launches", []))
+FABRIC_GROUP_STRATEGIES = frozenset(_FABRIC.get("process_group_strategies", {}).get("names", []))
+FABRIC_GROUP_STRATEGY_CLASSES = frozenset(_FABRIC.get("process_group_strategies", {}).get("classes", []))
+FABRIC_SEVERAL_DEVICES = _FABRIC.get("process_group_strategies", {}).get("several_devices")
 
 # Metric libraries (torchmetrics 1.x and 0.6, generated): their metric classes (`torchmetrics.Accuracy`, the `Metric`
 # base projects subclass), built on the cpu; the methods registering a metric's states (`add_state(name, default)`:

@@ -212,3 +212,57 @@ def test_the_metric_made_in_init_moves_with_the_module(tmp_path):
 def test_one_device_without_a_strategy_has_no_group(tmp_path):
     _project(tmp_path, {"lit.py": _lit(trainer='accelerator="gpu", devices=1')})
     assert (29, "DEV208") not in _codes(tmp_path, "lit.py")
+
+
+FABRIC = """
+    import lightning as L
+    import torch
+    import torchmetrics
+    from torch import nn
+
+
+    def run(fabric, loader):
+        model = fabric.setup(nn.Linear(2, 3))
+        metric = torchmetrics.Accuracy(task="multiclass", num_classes=3){move}
+        for x, y in loader:
+            metric.update(model(x).argmax(-1).cpu(), y.cpu())
+        return metric.compute()
+
+
+    def main(loader):
+        fabric = L.Fabric({fabric})
+        {launch}
+"""
+
+
+def _fabric(fabric='accelerator="cuda", devices=2', launch="fabric.launch()\n        run(fabric, loader)", move=""):
+    return FABRIC.format(fabric=fabric, launch=launch, move=move)
+
+
+def test_fabric_on_several_gpus_launches_an_nccl_group(tmp_path):
+    """Fabric picks its several-devices strategy (generated: the connector's choice, "ddp") when none is named;
+    `launch()` sets up its process group (generated: the Fabric methods reaching `setup_environment`)."""
+    _project(tmp_path, {"train.py": _fabric()})
+    assert _codes(tmp_path, "train.py") == [(12, "DEV208")]
+
+
+def test_fabric_launching_a_function_runs_it_with_the_group(tmp_path):
+    _project(tmp_path, {"train.py": _fabric(fabric='accelerator="gpu", devices=[0, 1], strategy="ddp"',
+                                            launch="fabric.launch(run, loader)")})
+    assert _codes(tmp_path, "train.py") == [(12, "DEV208")]
+
+
+def test_fabric_on_one_device_or_on_cpus_or_not_launched_is_silent(tmp_path):
+    for fabric, launch in (('accelerator="cuda", devices=1', "fabric.launch()\n        run(fabric, loader)"),
+                           ('accelerator="cpu", devices=2', "fabric.launch()\n        run(fabric, loader)"),
+                           ('accelerator="cuda", devices="auto"', "fabric.launch()\n        run(fabric, loader)"),
+                           ('accelerator="cuda", devices=2', "run(fabric, loader)")):
+        _project(tmp_path, {"train.py": _fabric(fabric=fabric, launch=launch)})
+        assert _codes(tmp_path, "train.py") == [], (fabric, launch)
+
+
+def test_several_devices_without_a_strategy_is_ddp_for_the_trainer(tmp_path):
+    _project(tmp_path, {"lit.py": _lit(trainer='accelerator="gpu", devices=2')})
+    assert _codes(tmp_path, "lit.py") == [(29, "DEV208"), (38, "DEV102")]
+    _project(tmp_path, {"lit.py": _lit(trainer='accelerator="gpu", devices=-1')})
+    assert (29, "DEV208") not in _codes(tmp_path, "lit.py")

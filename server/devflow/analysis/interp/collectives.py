@@ -11,6 +11,8 @@
 - Object collectives (`all_gather_object`, `broadcast_object_list` ...) serialise the object into a tensor
   on the device of the group's backend: for NCCL the *current* CUDA device. Processes of one machine
   that never set it (`torch.cuda.set_device(rank)`) all use cuda:0, and NCCL refuses two ranks on one GPU.
+- Lightning Fabric: `fabric.launch()` sets up the default group of its strategy (generated); `Trainer(devices=2)` with
+  no strategy gets the connector's choice for several devices.
 - The backend of the default group is recorded when its `init_process_group` call runs; a collective
   reached before (or without) it says nothing. A command-line option whose default names a backend
   (`--dist-backend nccl`) is that backend: the program's own launch uses it; so is a backend read from the
@@ -56,18 +58,22 @@ class Collectives:
         self.mix_origins.add(key)
         return True
 
-    def lightning_process_group(self, node, kwargs):
-        """A Lightning Trainer whose strategy sets up a process group on its device's backend (`strategy="ddp"`,
-        `DDPStrategy()`; generated: the strategies using `_get_process_group_backend`) on GPUs (accelerator
-        "gpu" / "cuda" / "auto" or none on a machine with CUDA; `gpus=` of Lightning 1.x): NCCL. Its
-        (span, strategy text); None when the backend is not NCCL or not known."""
+    def lightning_process_group(self, node, kwargs, fabric: bool = False):
+        """A Lightning Trainer (or Fabric) whose strategy sets up a process group on its device's backend
+        (`strategy="ddp"`, `DDPStrategy()`; generated: the strategies using `_get_process_group_backend`; with no
+        strategy named, the one the connector picks for several devices, `devices=2` / `devices=[0, 1]`) on GPUs
+        (accelerator "gpu" / "cuda" / "auto" or none on a machine with CUDA; `gpus=` of Lightning 1.x): NCCL.
+        Its (span, strategy text); None when the backend is not NCCL or not known."""
         if "__opaque__" in kwargs:
             return None
+        names = FW.FABRIC_GROUP_STRATEGIES if fabric else FW.LIGHTNING_GROUP_STRATEGIES
         strategy, acc = kwargs.get("strategy"), kwargs.get("accelerator")
+        if strategy is None and _several_devices(kwargs.get("devices", kwargs.get("gpus"))):
+            strategy = Val("const", const=FW.FABRIC_SEVERAL_DEVICES if fabric else FW.LIGHTNING_SEVERAL_DEVICES)
         if strategy is None:
             return None
         if strategy.kind == "const" and isinstance(strategy.const, str):
-            if strategy.const not in FW.LIGHTNING_GROUP_STRATEGIES:
+            if strategy.const not in names:
                 return None
         elif strategy.kind == "obj" and strategy.obj is not None and strategy.obj.kind == "lightning_strategy":
             backend = strategy.obj.attrs.get("backend")
@@ -78,6 +84,25 @@ class Collectives:
         if acc is not None and not (acc.kind == "const" and acc.const in ("gpu", "cuda", "auto", None)):
             return None
         return span_of(node), self.text(node)
+
+    def fabric_method(self, node, fabric: Val, name: str, args, kwargs) -> Val:
+        """`fabric.launch()` (generated: the Fabric methods that set up the processes' environment): from here the
+        default process group is the one of the Fabric's strategy (NCCL on GPUs); `fabric.launch(fn)` runs
+        `fn(fabric, ...)` in each process with it."""
+        if name not in FW.FABRIC_LAUNCHES:
+            return UNKNOWN
+        group = fabric.obj.attrs.get("process_group")
+        if group is not None:
+            span, text = group
+            spec = self.backend_spec(Val("const", const="nccl"))
+            prev = getattr(self, "_pg_default", None)
+            self._pg_default = (spec, span, f" (the strategy of `{text}`, launched at line {node.lineno})") \
+                if prev is None or prev[0] == spec else (_CONFLICT, None, "")
+        fn = args[0] if args else kwargs.get("function")
+        if fn is not None and fn.kind == "func" and not self.standalone:
+            return self.call(node, fn, None, [fabric] + list(args[1:]), {k: v for k, v in kwargs.items() if k != "function"},
+                             self.frame)
+        return UNKNOWN
 
     def check_synced_log(self, node, name: str, args, kwargs) -> None:
         """`self.log(name, value, sync_dist=True)` in a hook the Trainer runs with an NCCL process group: the
@@ -220,6 +245,21 @@ class Collectives:
                          f"process of this machine uses cuda:0, which NCCL refuses (\"Duplicate GPU detected\") or "
                          f"hangs on: call `torch.cuda.set_device(local_rank)` in each process before the collective",
                          related, None))
+
+
+def _several_devices(v: Val | None) -> bool:
+    """`devices=2`, `devices=[0, 1]`, `devices="0,1"`: more than one device, known here (`-1` / "auto": all the
+    machine has, a number not known)."""
+    if v is None:
+        return False
+    if v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool):
+        return v.const > 1
+    if v.kind == "const" and isinstance(v.const, str):
+        parts = [p for p in v.const.split(",") if p.strip()]
+        return len(parts) > 1 and all(p.strip().isdigit() for p in parts)
+    if v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and v.elem is None:
+        return len(v.obj.items) > 1
+    return False
 
 
 def _cpu_tensor(v: Val) -> Val | None:

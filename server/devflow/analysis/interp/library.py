@@ -59,7 +59,11 @@ class Library:
             trainer.attrs["process_group"] = self.lightning_process_group(node, kwargs)
             trainer.attrs["callbacks"] = kwargs.get("callbacks")
             return Val("obj", obj=trainer)
-        if q in FW.LIGHTNING_GROUP_STRATEGY_CLASSES:
+        if q in FW.FABRIC_CLASSES:
+            fabric = Obj("lightning_fabric", qual=q)
+            fabric.attrs["process_group"] = self.lightning_process_group(node, kwargs, fabric=True)
+            return Val("obj", obj=fabric)
+        if q in FW.LIGHTNING_GROUP_STRATEGY_CLASSES or q in FW.FABRIC_GROUP_STRATEGY_CLASSES:
             return Val("obj", obj=Obj("lightning_strategy", qual=q, attrs={"backend": kwargs.get("process_group_backend")}))
         if q in FW.HF_TRAINERS:
             return self.new_hf_trainer(node, q, args, kwargs, frame)

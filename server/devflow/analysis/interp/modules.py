@@ -703,6 +703,8 @@ class Modules:
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":
             return UNKNOWN
+        if obj.kind == "lightning_fabric":
+            return self.fabric_method(node, r, name, args, kwargs)
         if is_attribute_dict(r):
             return self.config_method(node, r, name, args)
         if obj.kind == "host":
