@@ -421,6 +421,33 @@ def _process_group_strategies(wheel: Path, part: str = "pytorch") -> dict:
     return {"names": sorted(names), "classes": sorted(exported), "several_devices": several}
 
 
+def loop_hooks(wheel: Path, package: str) -> list[str]:
+    """The LightningModule hooks the Trainer's loops call (`_call_lightning_module_hook(trainer, "on_train_start")`,
+    or with a name bound in the function: `hook_name = "test_epoch_end" if ... else "validation_epoch_end"`): they
+    run after the strategy moved the module. Read from a release's `loops/` (Lightning 1.x still has the
+    `*_epoch_end(outputs)` hooks that 2.x removed)."""
+    names: set[str] = set()
+    for _name, tree in _trees(wheel, f"{package}/loops/"):
+        for f in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+            bound: dict[str, set[str]] = {}
+            for a in ast.walk(f):
+                if isinstance(a, ast.Assign) and len(a.targets) == 1 and isinstance(a.targets[0], ast.Name):
+                    bound.setdefault(a.targets[0].id, set()).update(
+                        c.value for c in ast.walk(a.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+            for c in ast.walk(f):
+                if not (isinstance(c, ast.Call) and isinstance(c.func, (ast.Attribute, ast.Name))
+                        and (c.func.attr if isinstance(c.func, ast.Attribute) else c.func.id) == "_call_lightning_module_hook"):
+                    continue
+                for a in c.args[:2]:
+                    if isinstance(a, ast.Constant) and isinstance(a.value, str):
+                        names.add(a.value)
+                        break
+                    if isinstance(a, ast.Name) and bound.get(a.id):
+                        names |= bound[a.id]
+                        break
+    return sorted(n for n in names if n.isidentifier())
+
+
 def _fabric(wheel: Path) -> dict:
     """Lightning Fabric: its class by every exported name, the process-group strategies of its own registry, and
     its public methods that set up the processes' environment (the process group): those reaching the

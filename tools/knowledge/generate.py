@@ -110,16 +110,21 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, (_m, v) in pins.CONFIG_LIBRARIES.items()},
                 **{k: [v] for k, (_m, v) in pins.STATEFUL_MODULE_LIBRARIES.items()},
                 **{k: [v] for k, (_m, v) in pins.FACTORY_LIBRARIES.items()},
-                **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}, **pins.METRIC_LIBRARIES}
+                **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}, **pins.METRIC_LIBRARIES,
+                **{k: [v] for k, (_m, v) in pins.LIGHTNING_LOOPS.items()}}
     tl = pins.TENSOR_LIBRARIES
     nn_methods = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
     torch_tables = frameworks.torch_tables()
     collectives = set(torch_tables["distributed"]["collectives"])
-    return {"_header": _header("framework facts (torch probed; lightning, transformers, accelerate, tiktoken, torch_geometric, "
+    return {"_header": _header("framework facts (torch probed; lightning, pytorch_lightning, transformers, accelerate, tiktoken, torch_geometric, "
                                "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, torchmetrics, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **torch_tables,
-            "lightning": frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
+            "lightning": {**frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
+                          "loop_hooks": {**{f"lightning {pins.FRAMEWORKS['lightning']}": frameworks.loop_hooks(
+                              _wheel("lightning", pins.FRAMEWORKS["lightning"]), "lightning/pytorch")},
+                                         **{f"{d} {v}": frameworks.loop_hooks(_wheel(d, v), m)
+                                            for d, (m, v) in pins.LIGHTNING_LOOPS.items()}}},
             "generation_callbacks": frameworks.generation_callbacks(_wheel("transformers", hf)),
             "accelerate": frameworks.accelerate(_wheel("accelerate", acc)),
             "hf_trainer": frameworks.trainer_hooks(_wheel("transformers", hf)),

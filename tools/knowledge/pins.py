@@ -22,6 +22,9 @@ LIBRARIES = {
 # Metric libraries (frameworks.json `metrics`, ast scan): their metric classes, the methods registering a metric's
 # states and those syncing them over a process group. Read twice: 0.6 still has the names 0.7 renamed (`F1`).
 METRIC_LIBRARIES = {"torchmetrics": ["1.9.0", "0.6.2"]}
+# Lightning releases whose loops' LightningModule hooks are listed (frameworks.json lightning.loop_hooks): 1.x still
+# calls the `*_epoch_end(outputs)` hooks 2.x removed. distribution -> (package, version).
+LIGHTNING_LOOPS = {"pytorch_lightning": ("pytorch_lightning", "1.9.5")}
 # Frameworks read only for frameworks.json (Lightning's hooks around its batch transfer).
 FRAMEWORKS = {"lightning": "2.6.6"}
 # Libraries between the user's tensors, read only for frameworks.json: einops (pure Python, imported

@@ -66,6 +66,8 @@ LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strate
 # Callback hooks the Trainer runs with the module on its device: hook -> {"module": i, "batch": j} (after self)
 LIGHTNING_CALLBACK_HOOKS = _F["lightning"].get("callback_hooks", {})
 LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
+# LightningModule hooks the Trainer's loops call after the move, in 2.x and 1.x (`validation_epoch_end(outputs)`)
+LIGHTNING_LOOP_HOOKS = frozenset(h for hs in _F["lightning"].get("loop_hooks", {}).values() for h in hs)
 # the strategy the Trainer picks for several devices when none is named (`Trainer(devices=2)`): "ddp"
 LIGHTNING_SEVERAL_DEVICES = _F["lightning"].get("process_group_strategies", {}).get("several_devices")
 # Lightning Fabric: its classes, the methods setting up the processes' group (`launch`), its own strategies

@@ -7,7 +7,8 @@ its states; on an NCCL-only default group (`init_process_group("nccl")`, or a Li
 it runs the module's hooks) cpu states fail: "No backend type associated with device type cpu" (DEV208 at the
 compute call). A project metric (`class MyMetric(Metric)`) is where the tensor states it registers are.
 
-Variations: the library metric and a project subclass, the compute in a helper one call deeper and in a trainer
+Variations: the library metric and a project subclass, Lightning Fabric (`launch()`, `launch(fn)`), a Trainer on
+several devices without a strategy, a Lightning 1.x `validation_epoch_end(outputs)`, the compute in a helper one call deeper and in a trainer
 class, split into files, a Lightning module that recreates its metric in `on_validation_start` (after the Trainer
 moved the module). Silent neighbours: the metric moved, a gloo / per-device backend, no process group, list
 states, the metric created in the module's `__init__` (moved with it), one device without a strategy."""
@@ -266,3 +267,46 @@ def test_several_devices_without_a_strategy_is_ddp_for_the_trainer(tmp_path):
     assert _codes(tmp_path, "lit.py") == [(29, "DEV208"), (38, "DEV102")]
     _project(tmp_path, {"lit.py": _lit(trainer='accelerator="gpu", devices=-1')})
     assert (29, "DEV208") not in _codes(tmp_path, "lit.py")
+
+
+LIT1 = """
+    import pytorch_lightning as pl
+    import torch
+    from torchmetrics import MeanMetric
+
+
+    class Regressor(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(8, 1)
+            self.val_metrics = {container}
+
+        def validation_step(self, batch, batch_idx):
+            x, y = batch
+            loss = torch.nn.functional.mse_loss(self.net(x), y)
+            self.val_metrics["loss"].update({value})
+            return loss
+
+        def validation_epoch_end(self, outputs):
+            for name, metric in self.val_metrics.items():
+                self.log(f"val/{{name}}", metric.compute())
+                metric.reset()
+
+
+    def main(train_loader, val_loader):
+        trainer = pl.Trainer(accelerator="gpu", devices=2, strategy="ddp")
+        trainer.fit(Regressor(), train_loader, val_loader)
+"""
+
+
+def test_a_lightning_1x_epoch_end_hook_runs_after_the_move(tmp_path):
+    """`validation_epoch_end(outputs)` (Lightning 1.x: generated from the pytorch_lightning 1.9 loops, which call it
+    after the move): metrics kept in a plain dict are not moved (DEV103) and their compute() syncs cpu states."""
+    assert "validation_epoch_end" in FW.LIGHTNING_LOOP_HOOKS
+    _project(tmp_path, {"lit.py": LIT1.format(container='{"loss": MeanMetric()}', value="loss.cpu()")})
+    assert _codes(tmp_path, "lit.py") == [(10, "DEV103"), (20, "DEV208")]
+
+
+def test_metrics_in_a_module_dict_move_with_the_module(tmp_path):
+    _project(tmp_path, {"lit.py": LIT1.format(container='torch.nn.ModuleDict({"loss": MeanMetric()})', value="loss")})
+    assert _codes(tmp_path, "lit.py") == []

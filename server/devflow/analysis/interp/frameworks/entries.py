@@ -46,6 +46,13 @@ def _generation_base(info) -> str | None:
 _STEP_STAGES = {"training_step": "train", "validation_step": "validation", "test_step": "test", "predict_step": "predict"}
 
 
+def _own_hooks() -> list[str]:
+    """The module's own hooks the Trainer runs after the move, without a batch: those named like the Callback hooks
+    and those its loops call (generated, Lightning 2.x and 1.x), less the step hooks and the batch hooks."""
+    hooks = (set(F.LIGHTNING_CALLBACK_HOOKS) | F.LIGHTNING_LOOP_HOOKS) - F.LIGHTNING_AFTER_TRANSFER - F.LIGHTNING_BEFORE_TRANSFER
+    return sorted(h for h in hooks if "batch" not in h and "batch" not in F.LIGHTNING_CALLBACK_HOOKS.get(h, {}))
+
+
 def _is_lightning(info) -> bool:
     return any(q in F.LIGHTNING_MODULES for q in _bases(info))
 
@@ -198,8 +205,7 @@ class Entries:
         self.lightning_group = trainer.attrs.get("process_group") if trainer is not None and trainer.kind == "lightning_trainer" else None
         # the module's own hooks of the callback hooks' names (`on_validation_start`, `on_validation_epoch_end`), with
         # the module moved: a stage's `*_start` hooks before its batches, the others after them
-        own = [h for h in sorted(set(F.LIGHTNING_CALLBACK_HOOKS) - F.LIGHTNING_AFTER_TRANSFER - F.LIGHTNING_BEFORE_TRANSFER)
-               if "batch" not in F.LIGHTNING_CALLBACK_HOOKS[h]]
+        own = _own_hooks()
         try:
             self._run_own_hooks(node, info, model, [h for h in own if h.endswith("_start")])
             for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
@@ -299,8 +305,7 @@ class Entries:
         # (`on_validation_start` before `validation_step`): what they set on self is what the step sees
         stage = _STEP_STAGES.get(fn.name)
         if stage is not None:
-            self._run_own_hooks(None, owner, self_val, [h for h in sorted(F.LIGHTNING_CALLBACK_HOOKS) if h.endswith("_start")
-                                                        and "batch" not in F.LIGHTNING_CALLBACK_HOOKS[h]
+            self._run_own_hooks(None, owner, self_val, [h for h in _own_hooks() if h.endswith("_start")
                                                         and (h == "on_fit_start" or h.startswith(f"on_{stage}_"))])
 
     def _lightning_layers(self, owner, obj: Obj, dev: Dev) -> None:
