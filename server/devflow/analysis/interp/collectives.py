@@ -126,15 +126,21 @@ class Collectives:
         if not self._first_report(node):
             return
         trainer_span, trainer_text = self.lightning_group
-        related = [(trainer_span, f"the Trainer's strategy sets up an NCCL process group: `{trainer_text}`")]
-        if t.origin is not None:
-            related.append((t.origin.span, t.origin.reason))
-        made = f" ({t.origin.reason})" if t.origin is not None and t.origin.reason else ""
-        self.add(Finding("DEV208", span_of(node),
-                         f"`{self.text(node.func)}(..., sync_dist=True)` all-reduces a cpu tensor{made} over the NCCL "
-                         f"process group of the Trainer's strategy, which communicates cuda tensors only (\"No backend "
-                         f"type associated with device type cpu\" / \"Tensors must be CUDA and dense\"): log it on the "
-                         f"module's device (`.to(self.device)`), or log a Python number (`.item()`)", related, None))
+        self.report_cpu_sync(node, (trainer_span, f"the Trainer's strategy sets up an NCCL process group: `{trainer_text}`"),
+                             t.origin, lambda made: (
+                                 f"`{self.text(node.func)}(..., sync_dist=True)` all-reduces a cpu tensor{made} over the NCCL "
+                                 f"process group of the Trainer's strategy, which communicates cuda tensors only (\"No backend "
+                                 f"type associated with device type cpu\" / \"Tensors must be CUDA and dense\"): log it on the "
+                                 f"module's device (`.to(self.device)`), or log a Python number (`.item()`)"))
+
+    def report_cpu_sync(self, node, group: tuple, origin, message) -> None:
+        """DEV208 at `node`: `group` is (span, why) of the NCCL group, `origin` where the cpu side comes from,
+        `message(made)` the text given that origin's reason."""
+        related = [group] if group[0] is not None else []
+        if origin is not None:
+            related.append((origin.span, origin.reason))
+        made = f" ({origin.reason})" if origin is not None and origin.reason else ""
+        self.add(Finding("DEV208", span_of(node), message(made), related, None))
 
     def collective_call(self, node, q: str, args, kwargs) -> Val | None:
         """torch.distributed calls that create a group or communicate; None for the others."""

@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 from devflow.analysis import framework_api as FW
-from devflow.analysis.findings import Finding
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.lattice import CPU, join
 from devflow.analysis.values import Obj, Origin, Val
@@ -85,17 +84,11 @@ class Metrics:
         group = self._nccl_default_group()
         if group is None or not self._first_report(node):
             return
-        span, what = group
-        related = [(span, what)]
-        if obj.origin is not None:
-            related.append((obj.origin.span, obj.origin.reason))
-        made = f" ({obj.origin.reason})" if obj.origin is not None and obj.origin.reason else ""
-        self.add(Finding("DEV208", span_of(node),
-                         f"`{self.text(node.func)}()` gathers the metric's states over the default process group, "
-                         f"which is NCCL and communicates cuda tensors only, but the metric is on the cpu{made} "
-                         f"(\"No backend type associated with device type cpu\"): put the metric on the process's "
-                         f"device (`.to(device)`), or create it where the module that holds it is moved",
-                         related, None))
+        self.report_cpu_sync(node, group, obj.origin, lambda made: (
+            f"`{self.text(node.func)}()` gathers the metric's states over the default process group, which is NCCL "
+            f"and communicates cuda tensors only, but the metric is on the cpu{made} (\"No backend type associated "
+            f"with device type cpu\"): put the metric on the process's device (`.to(device)`), or create it where the "
+            f"module that holds it is moved"))
 
     def _nccl_default_group(self):
         """(span, why) of what set up an NCCL-only default process group in effect here; None otherwise."""
