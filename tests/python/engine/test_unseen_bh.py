@@ -81,7 +81,7 @@ def test_head_replaced_inside_a_trainer_class():
 
     Trainer(2)
     """)
-    assert (13, "DEV101") in found or (16, "DEV102") in found
+    assert found == [(13, "DEV101")]
 
 
 def test_head_replaced_split_into_files(tmp_path: Path):
@@ -286,4 +286,26 @@ def test_silent_class_attribute_naming_a_value():
 
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     print(Cfg().apply(torch.ones(3)))
+    """) == []
+
+
+def test_head_replaced_on_the_model_inside_data_parallel():
+    assert _codes("""
+    import torch
+    import torchvision
+    from torch import nn
+
+    model = torch.nn.DataParallel(torchvision.models.resnet18(weights=None).cuda())
+    model.module.layer4.extra = nn.Conv2d(512, 512, 1)
+    """) == [(7, "DEV101")]
+
+
+def test_silent_part_moved_on_its_own_before_the_new_module():
+    assert _codes("""
+    import torchvision
+    from torch import nn
+
+    model = torchvision.models.resnet18(weights=None).to("cuda:0")
+    model.layer4.to("cuda:1")
+    model.layer4.extra = nn.Conv2d(512, 512, 1)
     """) == []
