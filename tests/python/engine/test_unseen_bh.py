@@ -10,7 +10,10 @@ big libraries in use (torchvision model surgery, library classes named by class 
 - A class attribute that names a class or function (`distr_cls = Normal`, `layer_cls = nn.Linear`) is read
   through the instance as that object: `self.distr_cls(loc, scale)` builds a Normal on the device of its
   arguments, `self.layer_cls(4, 4)` a cpu Linear. Not when any file of the run stores `<x>.attr` (an instance
-  attribute of that name would hide the class's)."""
+  attribute of that name would hide the class's).
+- A library file gets the findings of the scripts that run it also when they sit two folders deep
+  (`examples/pytorch/vicregl.py` importing `lightly.loss`): a loss that accumulates `loss = torch.tensor(0.0);
+  loss += <cuda>` in place is reported at its accumulator, not only at the example's call."""
 
 from __future__ import annotations
 
@@ -309,3 +312,51 @@ def test_silent_part_moved_on_its_own_before_the_new_module():
     model.layer4.to("cuda:1")
     model.layer4.extra = nn.Conv2d(512, 512, 1)
     """) == []
+
+
+# --- a runner two folders deep ------------------------------------------------------------------------------
+
+_LOSS = """
+    import torch
+    from torch.nn import Module
+
+
+    class PairLoss(Module):
+        def forward(self, views):
+            loss = torch.tensor(0.0)
+            for a, b in zip(views[:-1], views[1:]):
+                loss += (a - b).pow(2).mean()
+            return loss
+"""
+
+_EXAMPLE = """
+    import torch
+    from torch import nn
+
+    from mylib.loss import PairLoss
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = nn.Linear(8, 8).to(device)
+    views = [model(torch.randn(4, 8, device=device)) for _ in range(2)]
+    print(PairLoss()(views))
+"""
+
+
+def _lib_with_example(root: Path, loss_src: str) -> None:
+    (root / "mylib").mkdir()
+    (root / "mylib" / "__init__.py").write_text("")
+    (root / "mylib" / "loss.py").write_text(textwrap.dedent(loss_src))
+    (root / "setup.py").write_text("from setuptools import setup\nsetup(name='mylib', packages=['mylib'])\n")
+    (root / "examples" / "pytorch").mkdir(parents=True)
+    (root / "examples" / "pytorch" / "pair.py").write_text(textwrap.dedent(_EXAMPLE))
+
+
+def test_library_loss_reported_for_an_example_two_folders_deep(tmp_path: Path):
+    _lib_with_example(tmp_path, _LOSS)
+    found = [(d.span.line, d.code) for d in check_path(str(tmp_path / "mylib" / "loss.py")).diagnostics]
+    assert found == [(8, "DEV201")]
+
+
+def test_silent_library_loss_with_its_accumulator_on_the_views_device(tmp_path: Path):
+    _lib_with_example(tmp_path, _LOSS.replace("torch.tensor(0.0)", "torch.tensor(0.0, device=views[0].device)"))
+    assert check_path(str(tmp_path / "mylib" / "loss.py")).diagnostics == []
