@@ -30,7 +30,8 @@ _LINE = re.compile(r"\bline (\d+)\b")
 
 def importers_of(path: str, project: Project) -> list[str]:
     """Scripts at the project's roots, and in the script folders right under them (`tools/`, `bin/`,
-    `scripts/`: folders that are not packages), whose text imports `path`'s module: files that run
+    `scripts/`: folders that are not packages) and in theirs (`examples/pytorch/`), whose text imports
+    `path`'s module: files that run
     something (a `__main__` guard or top-level calls / loops), not other library modules."""
     stem = os.path.splitext(os.path.basename(path))[0]
     if stem == "__init__":
@@ -39,6 +40,9 @@ def importers_of(path: str, project: Project) -> list[str]:
     out: list[str] = []
     folders = list(project.roots)
     script_dirs = [sub for root in project.roots for sub in _script_folders(root) if sub not in folders]
+    # one level further: `examples/pytorch/vicregl.py`, `scripts/train/run.py` (a script folder's own folders)
+    script_dirs += [sub2 for sub in list(script_dirs) for sub2 in _script_folders(sub)
+                    if sub2 not in folders and sub2 not in script_dirs][:MAX_SCRIPT_FOLDERS]
     folders += script_dirs
     pkg, top = package_of(path)
     if pkg:  # `TTS/bin/train.py` for `TTS/vocoder/layers/losses.py`: the top package's own script folders

@@ -16,6 +16,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.typed_dicts import typed_dict_call
 from devflow.analysis.interp.hf_processors import sub_processor
+from devflow.analysis.interp.class_refs import class_reference
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
 from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
@@ -232,6 +233,9 @@ class Calls:
                 if added is not None:  # set on the class by a class decorator (setattr)
                     f = added.func
                     return Val("func", func=FuncRef(f.node, f.closure, obj.cls, "method", f.unit), bound=base)
+                ref = class_reference(self, obj.cls, attr)
+                if ref is not None:  # `self.distr_cls(...)` where the class body says `distr_cls = Normal`
+                    return ref
                 if attr == "start" and (run := started_run(obj.cls)) is not None:
                     # `worker.start()` of a Process / Thread subclass runs its own `run` (in the child)
                     return Val("func", func=FuncRef(run[0], None, run[1], "method"), bound=base)

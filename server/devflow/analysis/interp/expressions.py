@@ -25,6 +25,7 @@ from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.threads import awaited
 from devflow.analysis.interp.multigpu import device_type_name
+from devflow.analysis.interp.class_refs import class_reference
 
 BUILTIN_NAMES = frozenset(dir(builtins))
 
@@ -181,6 +182,9 @@ class Expressions:
                 const = self.class_constant(obj.cls, attr)
                 if const is not None:
                     return const
+                ref = class_reference(self, obj.cls, attr)
+                if ref is not None:  # `self.distr_cls` where the class body says `distr_cls = Normal`
+                    return ref
             if obj.kind == "module":
                 if attr in ("module", "_orig_mod", "base_model"):
                     return base

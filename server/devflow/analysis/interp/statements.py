@@ -623,6 +623,9 @@ class Statements:
             base = self.eval(target.value, frame)
             if base.obj is not None and base.kind in ("module", "obj"):
                 self.set_attr(base, target, val, frame, st)
+            elif val.kind == "module" and (part_of := self._library_model_of_part(target.value, base, frame)) is not None:
+                # `model.roi_heads.box_predictor = Head()`: a part of a library model is where the model was moved
+                self._set_on_library_part(part_of, target, val, frame, st)
             elif target.attr == "data" and isinstance(target.value, ast.Attribute):
                 owner = self.eval(target.value.value, frame)  # `layer.weight.data = t`
                 rebind_param_data(owner.obj if owner.kind == "module" else None, target.value.attr, val)
@@ -705,6 +708,26 @@ class Statements:
                 if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                     base.obj.exact = False  # type: ignore[attr-defined]
 
+    def _library_model_of_part(self, node: ast.AST, base: Val, frame: Frame) -> Obj | None:
+        """The library model `node` is a part of: `model.roi_heads` (an attribute read off it), also through
+        an index into such a part (`net.layer4[0]`: an entry of its Sequential)."""
+        while base.kind != "attr" and isinstance(node, ast.Subscript):
+            node = node.value
+            base = self.eval(node, frame)
+        return base.obj if base.kind == "attr" and base.obj is not None and base.obj.kind == "module" else None
+
+    def _set_on_library_part(self, model: Obj, target: ast.Attribute, val: Val, frame: Frame, st) -> None:
+        """A new module stored on a submodule of a library model that was moved (`model.roi_heads.box_predictor
+        = FastRCNNPredictor(...)` after `model.to(device)`): nn.Module.__setattr__ registers it there, inside the
+        model, but nothing moves it; the model's next forward meets it on the cpu."""
+        child = val.obj
+        if child is None or child is model or model.moved is None or child.moved is not None or model.dispatched \
+                or getattr(model, "standalone", False) or getattr(child, "stateless", False) \
+                or not _holds_new_modules(child):
+            return
+        if definitely_differ(child.dev or CPU, model.dev):
+            self.report_added_after_move(model, child, target, st, frame)
+
     def set_attr(self, base: Val, target: ast.Attribute, val: Val, frame: Frame, st, value_node=None) -> None:
         """`value_node`: the stored expression when it is not the statement's value (`setattr(self, "w",
         nn.Parameter(...))` registers a parameter as `self.w = nn.Parameter(...)` does)."""
@@ -726,7 +749,8 @@ class Statements:
             obj.children.add(name)
             child = val.obj
             if obj.moved is not None and child.moved is None and definitely_differ(child.dev or CPU, obj.dev) \
-                    and not getattr(obj, "standalone", False) and _holds_new_modules(child):
+                    and not getattr(obj, "standalone", False) and not getattr(child, "stateless", False) \
+                    and _holds_new_modules(child):
                 self.report_added_after_move(obj, child, target, st, frame)
         elif obj.kind == "module" and val.kind == "tensor" and param_call in self._param_nodes:
             obj.buffers.add(name)  # a parameter: moved with its module like a buffer
