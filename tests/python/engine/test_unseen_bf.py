@@ -1,0 +1,178 @@
+"""Semantics found missing on unseen real cases, batch BF (tests/fixtures/engine/unseen/bf_*): models written
+by hand (tensors a forward or __init__ creates, plain tensor attributes, hidden states, loss targets).
+
+- unittest runs every method of a `unittest.TestCase` subclass whose name starts with the loader's prefix
+  ("test") on its own, after `setUp()` on the same instance: such a method is an entry point whose calls are
+  followed (as a top-level `main()` is), with `self` as setUp left it. transformers' model tests build the
+  model in a tester object made in setUp, move it to `torch_device` and call it: CTRLModel's cpu position
+  table indexed by the cuda `position_ids` is found from the test (bf_ctrl_pos_encoding)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+# --- unittest test methods are entry points ----------------------------------------------------------------
+
+_MODEL = """
+    import unittest
+    import torch
+    from torch import nn
+
+
+    def table(n, d):
+        return torch.arange(n, dtype=torch.float).unsqueeze(1) * torch.ones(d)
+
+
+    class PosModel(nn.Module):
+        def __init__(self, n=16, d=8):
+            super().__init__()
+            self.table = table(n, d)
+            self.w = nn.Embedding(10, d)
+
+        def forward(self, ids):
+            pos = torch.arange(ids.shape[-1], device=ids.device)
+            return self.w(ids) + self.table[pos, :]
+
+
+    DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
+"""
+
+
+def _test_lines(src: str) -> list[str]:
+    return [f"{line} {code}" for line, code in _codes(src)]
+
+
+def test_test_method_calls_are_followed():
+    src = _MODEL + """
+
+    class PosModelTest(unittest.TestCase):
+        def test_forward(self):
+            model = PosModel()
+            model.to(DEVICE)
+            ids = torch.randint(0, 10, (2, 5), device=DEVICE)
+            model(ids)
+    """
+    assert any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_state_set_in_setUp_reaches_the_test():
+    src = _MODEL + """
+
+    class Tester:
+        def __init__(self, parent, batch_size=2):
+            self.parent = parent
+            self.batch_size = batch_size
+
+        def prepare(self):
+            return PosModel(), torch.randint(0, 10, (self.batch_size, 5), device=DEVICE)
+
+        def create_and_check(self, model, ids):
+            model.to(DEVICE)
+            model.eval()
+            out = model(ids)
+            self.parent.assertEqual(out.shape[0], self.batch_size)
+
+
+    class PosModelTest(unittest.TestCase):
+        def setUp(self):
+            self.model_tester = Tester(self)
+
+        def test_model(self):
+            config_and_inputs = self.model_tester.prepare()
+            self.model_tester.create_and_check(*config_and_inputs)
+    """
+    assert any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_from_unittest_import_TestCase_and_a_project_base():
+    src = _MODEL.replace("import unittest", "from unittest import TestCase") + """
+
+    class Mixin:
+        def check(self, model):
+            model.to(DEVICE)
+            return model(torch.randint(0, 10, (2, 5), device=DEVICE))
+
+
+    class PosModelTest(Mixin, TestCase):
+        def test_check(self):
+            self.check(PosModel())
+    """
+    assert any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_test_in_another_file_than_the_model(tmp_path: Path):
+    (tmp_path / "models.py").write_text(textwrap.dedent(_MODEL))
+    (tmp_path / "test_models.py").write_text(textwrap.dedent("""
+        import unittest
+        import torch
+        from models import DEVICE, PosModel
+
+
+        class PosModelTest(unittest.TestCase):
+            def test_forward(self):
+                model = PosModel().to(DEVICE)
+                model(torch.randint(0, 10, (2, 5), device=DEVICE))
+    """))
+    diags = check_path(str(tmp_path / "test_models.py")).diagnostics
+    assert [(d.span.line, d.code) for d in diags] == [(10, "DEV204")]
+
+
+# --- silent twins ------------------------------------------------------------------------------------------
+
+def test_fixed_model_is_silent_from_the_test():
+    src = _MODEL.replace("self.table[pos, :]", "self.table.to(ids.device)[pos, :]") + """
+
+    class PosModelTest(unittest.TestCase):
+        def setUp(self):
+            self.model = PosModel()
+
+        def test_forward(self):
+            self.model.to(DEVICE)
+            self.model(torch.randint(0, 10, (2, 5), device=DEVICE))
+    """
+    assert not any(code in ("DEV204", "DEV201") for _, code in _codes(src))
+
+
+def test_test_with_unknown_device_is_silent():
+    src = _MODEL + """
+
+    class PosModelTest(unittest.TestCase):
+        def setUp(self):
+            self.device = self.id()
+
+        def test_forward(self):
+            model = PosModel().to(self.device)
+            model(torch.randint(0, 10, (2, 5), device=self.device))
+    """
+    assert not any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_a_helper_method_of_a_test_case_is_not_an_entry():
+    # not a test method: the runner never calls `check_on` by itself, and nothing here calls it
+    src = _MODEL + """
+
+    class PosModelTest(unittest.TestCase):
+        def check_on(self, device):
+            model = PosModel().to(device)
+            model(torch.randint(0, 10, (2, 5), device=device))
+    """
+    assert not any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_a_plain_class_with_test_methods_is_not_a_unittest_case():
+    src = _MODEL + """
+
+    class Helper:
+        def test_forward(self):
+            model = PosModel().to(DEVICE)
+            model(torch.randint(0, 10, (2, 5), device=DEVICE))
+    """
+    assert not any(code == "DEV204" for _, code in _codes(src))
