@@ -5,7 +5,12 @@ by hand (tensors a forward or __init__ creates, plain tensor attributes, hidden 
   ("test") on its own, after `setUp()` on the same instance: such a method is an entry point whose calls are
   followed (as a top-level `main()` is), with `self` as setUp left it. transformers' model tests build the
   model in a tester object made in setUp, move it to `torch_device` and call it: CTRLModel's cpu position
-  table indexed by the cuda `position_ids` is found from the test (bf_ctrl_pos_encoding)."""
+  table indexed by the cuda `position_ids` is found from the test (bf_ctrl_pos_encoding).
+- A factory's sizes are positional and its device= keyword-only: `torch.zeros(*batch["positions"].shape, n)`
+  spreads zero or more sizes before the plain `n`, so the tensor is on the cpu and at least 1-d (not a 0-dim
+  scalar that mixes with any device). nanofold's `Nanofold.forward` starts the single representation that
+  way and hands it to the moved structure module's LayerNorm (bf_nanofold_single_zeros, once the device is
+  known)."""
 
 from __future__ import annotations
 
@@ -176,3 +181,99 @@ def test_a_plain_class_with_test_methods_is_not_a_unittest_case():
             model(torch.randint(0, 10, (2, 5), device=DEVICE))
     """
     assert not any(code == "DEV204" for _, code in _codes(src))
+
+
+# --- a factory with a spread size ---------------------------------------------------------------------------
+
+_STRUCT = """
+    import torch
+    from torch import nn
+
+
+    class Structure(nn.Module):
+        def __init__(self, n=4):
+            super().__init__()
+            self.single_layer_norm = nn.LayerNorm(n)
+
+        def forward(self, single):
+            return self.single_layer_norm(single)
+
+
+    class Fold(nn.Module):
+        def __init__(self, n=4):
+            super().__init__()
+            self.n = n
+            self.structure_module = Structure(n)
+
+        def start(self, positions):
+            return SINGLE
+
+        def forward(self, batch):
+            single = self.start(batch["positions"])
+            return self.structure_module(single)
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = Fold().to(device)
+    model({"positions": torch.zeros(2, 8, dtype=torch.long, device=device)})
+"""
+
+
+_MIX = ("DEV201", "DEV202")  # at the factory, or where the helper's result is handed to the moved module
+
+
+def _mixes(src: str) -> bool:
+    return any(code in _MIX for _, code in _codes(src))
+
+
+def _fold(single: str) -> str:
+    return _STRUCT.replace("SINGLE", single)
+
+
+def test_spread_batch_dims_before_a_size_is_a_cpu_tensor_with_dims():
+    assert _mixes(_fold("torch.zeros(*positions.shape, self.n)"))
+
+
+def test_spread_sizes_variations():
+    for expr in ("torch.randn(*positions.shape, 3, self.n)", "torch.ones(*positions.shape[:-1], 8, self.n)",
+                 "torch.empty(*positions.size(), self.n).normal_()"):
+        assert _mixes(_fold(expr)), expr
+
+
+def test_spread_sizes_in_a_trainer_class(tmp_path: Path):
+    (tmp_path / "model.py").write_text(textwrap.dedent(_fold("torch.zeros(*positions.shape, self.n)")
+                                                       .split("device = torch.device")[0]))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+        from model import Fold
+
+
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.model = Fold().to(self.device)
+
+            def step(self, batch):
+                batch = {k: v.to(self.device) for k, v in batch.items()}
+                return self.model(batch)
+
+
+        if __name__ == "__main__":
+            trainer = Trainer(torch.device("cuda"))
+            trainer.step({"positions": torch.zeros(2, 8, dtype=torch.long)})
+    """))
+    diags = check_path(str(tmp_path / "train.py")).diagnostics
+    assert any(d.code in _MIX for d in diags)
+
+
+def test_spread_sizes_silent_twins():
+    # the fix (device= of the batch), and a spread alone (its shape may be empty: a 0-dim scalar)
+    for expr in ("torch.zeros(*positions.shape, self.n, device=positions.device)",
+                 "torch.zeros(*positions.shape)", "torch.zeros(*positions.shape, (2, self.n))"):
+        assert not _mixes(_fold(expr)), expr
+
+
+def test_spread_sizes_with_unknown_model_device_is_silent():
+    src = _fold("torch.zeros(*positions.shape, self.n)").replace(
+        'device = torch.device("cuda" if torch.cuda.is_available() else "cpu")', "import sys\n    device = sys.argv[1]")
+    assert not _mixes(src)
