@@ -35,7 +35,7 @@ def _bases(info, seen=None):
     return out
 
 
-class_bases = _bases  # for the other framework modules (test_runner)
+class_bases = _bases  # for the other framework modules (unittest_entries)
 
 
 def _generation_base(info) -> str | None:

@@ -28,7 +28,7 @@ TEST_METHOD_PREFIX = unittest.TestLoader.testMethodPrefix  # "test"
 SET_UP = unittest.TestCase.setUp.__name__  # "setUp"
 
 
-class TestRunner:
+class UnittestEntries:
     def is_test_method(self, fn, owner) -> bool:
         """A method the unittest runner calls on its own (`def test_ctrl_model(self)` of a TestCase)."""
         return fn.name.startswith(TEST_METHOD_PREFIX) and not owner.is_module \
