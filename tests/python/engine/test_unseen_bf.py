@@ -11,8 +11,9 @@ by hand (tensors a forward or __init__ creates, plain tensor attributes, hidden 
   scalar that mixes with any device). nanofold's `Nanofold.forward` starts the single representation that
   way and hands it to the moved structure module's LayerNorm (bf_nanofold_single_zeros, once the device is
   known).
-- unittest fixtures the engine does not model keep a test on its own: a class (or project base) with
-  `setUpClass` or class-body attributes (deepparse's integration tests set `cls.a_cpu_device` there); and the
+- unittest fixtures the engine does not model keep a test on its own: a test whose class (or project base) has
+  `setUpClass` (deepparse's integration tests set `cls.a_cpu_device` there), or that reads a class-body
+  attribute as `self.name` (other class attributes, `all_model_classes = (...)`, do not matter); and the
   body of `with self.assertRaises(...)` is meant to fail (avalanche's DDP test expects the unmoved model to
   raise), so it is not run."""
 
@@ -318,3 +319,30 @@ def test_body_of_assertRaises_is_expected_to_fail():
     # the same cpu input outside the block is reported
     bare = src.replace("with self.assertRaises(RuntimeError):", "if True:")
     assert any(code == "DEV201" for _, code in _codes(bare))
+
+
+def test_class_attributes_the_test_does_not_read_do_not_matter():
+    src = _MODEL + """
+
+    class PosModelTest(unittest.TestCase):
+        all_model_classes = (PosModel,)
+        test_pruning = True
+
+        def test_forward(self):
+            model = PosModel().to(DEVICE)
+            model(torch.randint(0, 10, (2, 5), device=DEVICE))
+    """
+    assert any(code == "DEV204" for _, code in _codes(src))
+
+
+def test_a_class_attribute_the_test_reads_keeps_it_on_its_own():
+    src = _MODEL + """
+
+    class PosModelTest(unittest.TestCase):
+        device = torch.device("cpu")
+
+        def test_forward(self):
+            model = nn.Linear(5, 5)
+            model(torch.rand(2, 5).to(self.device))
+    """
+    assert not any(code.startswith("DEV") for _, code in _codes(src))
