@@ -922,10 +922,12 @@ def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
 
 
 def _sized_spread(node: ast.Call, rest: str) -> bool:
-    """`torch.randn(n, *shape)`: a factory's device= is keyword-only, so a positional spread only adds
-    dimensions; with a plain first size the tensor is at least 1-d (never a 0-dim scalar)."""
+    """`torch.randn(n, *shape)`, `torch.zeros(*batch_dims, n)`: a factory's device= is keyword-only, so a
+    positional spread only adds dimensions; with a plain first size (or a plain size beside the spread) the
+    tensor is at least 1-d (never a 0-dim scalar)."""
     return rest in T.FACTORIES and rest not in T.MAYBE_SCALAR_FACTORIES and bool(node.args) and \
-        not isinstance(node.args[0], ast.Starred) and all(k.arg is not None for k in node.keywords)
+        (not isinstance(node.args[0], ast.Starred) or _sizes_beside_starred(rest, node.args) > 0) and \
+        all(k.arg is not None for k in node.keywords)
 
 
 def _listed(v: Val) -> list | None:
@@ -975,7 +977,7 @@ _ONE_DIM_FACTORIES = frozenset({"arange", "range", "linspace", "logspace", "rand
 def _factory_dims(rest: str, node) -> int:
     """The dimensions a factory's result has at least, from the data or sizes written in the call (0: not known)."""
     if any(isinstance(a, ast.Starred) for a in node.args):
-        return 0
+        return _sizes_beside_starred(rest, node.args)
     if rest in T.MAYBE_SCALAR_FACTORIES:
         return _literal_dims(node.args[0]) if node.args else 0
     if rest in _ONE_DIM_FACTORIES:
@@ -989,6 +991,14 @@ def _factory_dims(rest: str, node) -> int:
         if sizes and _is_int(sizes[0]):
             return 1
     return 0
+
+
+def _sizes_beside_starred(rest: str, args) -> int:
+    """`torch.zeros(*batch_dims, n)`: each size argument is one dimension and a spread one adds zero or more,
+    so the sizes written beside it are a lower bound (a tuple or list there could be the whole shape)."""
+    if rest not in ("zeros", "ones", "empty", "rand", "randn"):
+        return 0
+    return sum(1 for a in args if not isinstance(a, (ast.Starred, ast.Tuple, ast.List)))
 
 
 def _legacy_dims(node) -> int:

@@ -699,6 +699,15 @@ class Modules:
             for m in obj.items:  # `delegate_model.to(core)` of one of several models: each is moved
                 self.module_method(node, m, name, list(args), dict(kwargs), frame)
             return r
+        if obj.kind == "instance" and name in ("to", "cuda", "cpu") and obj.cls is not None and \
+                _unresolved_base(obj.cls, self.index):
+            # a project class whose base is not resolved (`TrainerModel` of an uninstalled package) may be an
+            # nn.Module: `.to()` may move the submodules it holds, whose placement is then not known
+            origin = Origin(span_of(node), f"maybe moved by `{self.text(node)}` at line {node.lineno}")
+            for v in list(obj.attrs.values()):
+                if v.kind == "module" and v.obj is not None:
+                    self._move_rec(v.obj, TOP, origin, frame, set())
+            return r
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":
@@ -836,6 +845,20 @@ class Modules:
         for v in obj.keys.values():
             out = v if out is None else self.join(out, v)
         return out or UNKNOWN
+
+
+def _unresolved_base(info, index, seen=None) -> bool:
+    """A project class with a base class that is neither a project class nor a builtin / torch one."""
+    seen = seen if seen is not None else set()
+    if id(info) in seen:
+        return False
+    seen.add(id(info))
+    resolved = {b.name for b in info.base_infos}
+    for b in info.bases:
+        q = (info.home or index).qualify(b)
+        if b.rsplit(".", 1)[-1] not in resolved and not q.startswith(("builtins.", "torch.", "object", "typing.", "abc.")):
+            return True
+    return any(_unresolved_base(b, index, seen) for b in info.base_infos)
 
 
 def extend_container(obj, seq) -> None:

@@ -442,6 +442,9 @@ class Statements:
                 self.default_dev, self.default_origin = val.dev or TOP, Origin(span_of(ctx), f"default device set by `with {self.text(ctx)}` at line {ctx.lineno}", "context")
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, self.entered(ctx, val), frame, st)
+        if any(self.expects_raise(item.context_expr, frame) for item in st.items):
+            self.default_dev, self.default_origin = saved
+            return False  # a test's `with self.assertRaises(...)`: the body is meant to fail
         ended = self.exec_block(st.body, frame)
         self.default_dev, self.default_origin = saved
         return ended

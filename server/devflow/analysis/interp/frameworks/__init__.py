@@ -35,13 +35,14 @@ from devflow.analysis.interp.frameworks.factories import LibraryFactories
 from devflow.analysis.interp.frameworks.graphs import GraphData
 from devflow.analysis.interp.frameworks.rng import Generators
 from devflow.analysis.interp.frameworks.rnn import PackedSequences
+from devflow.analysis.interp.frameworks.unittest_entries import UnittestEntries
 from devflow.analysis.interp.frameworks.threads import Threads
 from devflow.analysis.interp.frameworks.tracing import Tracing
 from devflow.analysis.interp.frameworks.transforms import ImageTransforms
 
 
 class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, AutogradFunctions, Accelerators,
-                 LibraryCallbacks, ImageTransforms, GraphData, Threads, LibraryFactories):
+                 LibraryCallbacks, ImageTransforms, GraphData, Threads, LibraryFactories, UnittestEntries):
     """The interpreter's part for framework calls and framework-driven entry points."""
 
     def framework_call(self, node, q: str, args, kwargs, frame) -> Val | None:

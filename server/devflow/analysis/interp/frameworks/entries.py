@@ -35,6 +35,9 @@ def _bases(info, seen=None):
     return out
 
 
+class_bases = _bases  # for the other framework modules (unittest_entries)
+
+
 def _generation_base(info) -> str | None:
     for q in _bases(info):
         if q.startswith("transformers.") and q.rsplit(".", 1)[-1] in F.GENERATION_CALLBACKS:
@@ -92,6 +95,8 @@ class Entries:
             return None
         name = fn.name
         params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
+        if self.is_test_method(fn, owner):  # unittest runs it after setUp()
+            return self.test_method_args(owner, self_val, fn)
         if name == "__call__":
             base = _generation_base(owner)
             if base is None:
