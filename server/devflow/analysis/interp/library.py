@@ -799,13 +799,15 @@ class Library:
         batch = Val("tensor", CPU, org, batch=COLLATED)
         if collate is not None:
             batch = UNKNOWN
-            if collate.kind == "func":
-                r = self.call_function(collate.func, [self._dataset_samples(ds, node)], {}, None, node)
+            if collate.kind in ("func", "method", "partial"):  # a function, a bound method, functools.partial
+                samples = self._dataset_samples(ds, node)
+                r = self.call_function(collate.func, [samples], {}, None, node) if collate.kind == "func" \
+                    else self.call(node, collate, None, [samples], {}, frame)
                 if r.kind == "tensor":  # (a graph batched by the collate_fn keeps its kind: its .to() copies)
                     batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin,
                                 batch=r.batch if r.batch == COPY_MOVED else "")
-                elif _collated_container(r):  # the DataLoader yields what collate_fn returns, entry by entry
-                    batch = r
+                elif _collated_container(r) or _project_instance(r):
+                    batch = r  # the DataLoader yields what collate_fn returns, entry by entry (or the batch object)
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":
             dev = None
             for it in ds.obj.items:
@@ -900,6 +902,12 @@ def _collated_container(r: Val) -> bool:
         return False
     entries = r.obj.keys.values() if r.obj.kind == "dict" else r.obj.items
     return any(v.kind == "tensor" for v in entries)
+
+
+def _project_instance(r: Val) -> bool:
+    """`return Batch(src=..., trg=..., device=device)` from a collate_fn: an instance of a project class, each
+    attribute on the device the class put it (joeynmt's Batch moves its fields in `__init__`)."""
+    return r.kind == "obj" and r.obj is not None and r.obj.cls is not None and r.obj.kind == "instance"
 
 
 def _all_cpu_sample(r: Val) -> bool:
