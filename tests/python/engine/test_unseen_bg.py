@@ -2,8 +2,8 @@
 evaluation code (collate functions, batch objects, evaluation callbacks, metrics, inference scripts).
 
 - A DataLoader yields what its collate_fn returns, whatever callable it is: a function, a bound method of the
-  dataset (`collate_fn=self.collate_fn`), a `functools.partial` of one (`partial(self.collate_fn, device=device)`)
-  or a lambda. When that is an instance of a project class (joeynmt's `Batch`, which moves its fields in
+  dataset (`collate_fn=self.collate_fn`), a `functools.partial` of one (`partial(self.collate_fn, device=device)`),
+  a lambda, or an instance of a project class with `__call__` (a collator object, `collate_fn=Collator(pad)`). When that is an instance of a project class (joeynmt's `Batch`, which moves its fields in
   `__init__`), each iteration's batch is that object with its attributes where the class put them: a field the
   class forgot to move stays on the cpu and meets the moved ones (joeynmt/joeynmt#199: `self.trg_length[perm_index]`
   with `perm_index` sorted from the moved `src_length`, DEV204).
@@ -136,6 +136,47 @@ def test_silent_when_the_batch_class_is_a_librarys(tmp_path):
     _batch_project(tmp_path)
     (tmp_path / "data.py").write_text((tmp_path / "data.py").read_text().replace("from batch import Batch",
                                                                                  "from seqlib import Batch"))
+    assert _codes(tmp_path, "train.py") == []
+
+
+_COLLATOR = """
+    import torch
+    import torch.nn as nn
+    from torch.utils.data import DataLoader, Dataset
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+    class Pairs(Dataset):
+        def __len__(self):
+            return 8
+
+        def __getitem__(self, i):
+            return torch.randn(4), 1
+
+
+    class Collator:
+        def __init__(self, pad=0):
+            self.pad = pad
+
+        def __call__(self, batch):
+            xs, ys = zip(*batch)
+            return {{"x": torch.stack(xs), "y": torch.tensor(ys)}}
+
+
+    model = nn.Linear(4, 2).to(device)
+    for batch in DataLoader(Pairs(), batch_size=2, collate_fn=Collator()):
+        out = model({x})
+"""
+
+
+def test_a_collator_object(tmp_path):
+    _project(tmp_path, {"train.py": _COLLATOR.format(x='batch["x"]')})
+    assert _codes(tmp_path, "train.py") == [(13, "DEV201")]
+
+
+def test_silent_when_the_collated_batch_is_moved(tmp_path):
+    _project(tmp_path, {"train.py": _COLLATOR.format(x='batch["x"].to(device)')})
     assert _codes(tmp_path, "train.py") == []
 
 

@@ -799,7 +799,8 @@ class Library:
         batch = Val("tensor", CPU, org, batch=COLLATED)
         if collate is not None:
             batch = UNKNOWN
-            if collate.kind in ("func", "method", "partial"):  # a function, a bound method, functools.partial
+            if collate.kind in ("func", "method", "partial") or _callable_instance(collate):
+                # a function, a bound method, functools.partial, an instance of a project class with __call__
                 samples = self._dataset_samples(ds, node)
                 r = self.call_function(collate.func, [samples], {}, None, node) if collate.kind == "func" \
                     else self.call(node, collate, None, [samples], {}, frame)
@@ -902,6 +903,11 @@ def _collated_container(r: Val) -> bool:
         return False
     entries = r.obj.keys.values() if r.obj.kind == "dict" else r.obj.items
     return any(v.kind == "tensor" for v in entries)
+
+
+def _callable_instance(v: Val) -> bool:
+    """An instance of a project class that defines `__call__` (a collator object: `collate_fn=Collator(pad)`)."""
+    return v.kind == "obj" and v.obj is not None and v.obj.cls is not None and bool(v.obj.cls.method("__call__"))
 
 
 def _project_instance(r: Val) -> bool:
