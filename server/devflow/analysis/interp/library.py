@@ -807,7 +807,7 @@ class Library:
                 if r.kind == "tensor":  # (a graph batched by the collate_fn keeps its kind: its .to() copies)
                     batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin,
                                 batch=r.batch if r.batch == COPY_MOVED else "")
-                elif _collated_container(r) or _project_instance(r):
+                elif _collated_container(r) or is_project_instance(r):
                     batch = r  # the DataLoader yields what collate_fn returns, entry by entry (or the batch object)
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":
             dev = None
@@ -908,12 +908,6 @@ def _collated_container(r: Val) -> bool:
 def _callable_instance(v: Val) -> bool:
     """An instance of a project class that defines `__call__` (a collator object: `collate_fn=Collator(pad)`)."""
     return v.kind == "obj" and v.obj is not None and v.obj.cls is not None and bool(v.obj.cls.method("__call__"))
-
-
-def _project_instance(r: Val) -> bool:
-    """`return Batch(src=..., trg=..., device=device)` from a collate_fn: an instance of a project class, each
-    attribute on the device the class put it (joeynmt's Batch moves its fields in `__init__`)."""
-    return r.kind == "obj" and r.obj is not None and r.obj.cls is not None and r.obj.kind == "instance"
 
 
 def _all_cpu_sample(r: Val) -> bool:
