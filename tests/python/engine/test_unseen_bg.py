@@ -12,7 +12,12 @@ evaluation code (collate functions, batch objects, evaluation callbacks, metrics
   is an entry point whose calls are followed, with the module-level values it passes (a global model moved to
   the GPU, a DataLoader of cpu batches). Its callees still get their own pass too. nn.Module methods are not
   such entries (the module machinery runs them), nor methods the file calls itself (adap/flower#1140: the
-  accuracy count compares the GPU predictions with the loader's cpu labels in `test()`, DEV202)."""
+  accuracy count compares the GPU predictions with the loader's cpu labels in `test()`, DEV202).
+- `from_pretrained(..., device_map=<one device>)` (`"cuda"`, `0`, `{"": 0}`, `{"": torch.cuda.current_device()}`,
+  `{"": local_rank}`) loads the whole model onto that device, and accelerate attaches no hooks when the map has
+  one device: the model is a plain model there, and cpu inputs fed to it fail (transformer-heads#12/#22's
+  evaluation reproduced with `device_map={"": torch.cuda.current_device()}`). A dispatching strategy ("auto",
+  ...) or a real map stays DEV502's business, `"cpu"` is the cpu, and an unknown map stays unknown."""
 
 from __future__ import annotations
 
@@ -278,3 +283,87 @@ def test_module_methods_are_not_library_entries(tmp_path):
     """})
     # `debug` is an nn.Module method nobody calls: not followed as a library's entry
     assert _codes(tmp_path, "model.py") == []
+
+
+# ---- a device_map naming one device ------------------------------------------------------------------------
+
+_ONE_DEVICE = """
+    import torch
+    from datasets import load_dataset
+    from torch.utils.data import DataLoader
+    from transformers import AutoModelForCausalLM
+
+
+    def evaluate(model, ds, batch_size=8):
+        ds = ds.with_format(type="torch")
+        loader = DataLoader(ds, batch_size=batch_size)
+        for batch in loader:
+            outputs = model(**{batch})
+        return outputs
+
+
+    model = AutoModelForCausalLM.from_pretrained("gpt2", device_map={device_map})
+    evaluate(model, load_dataset("imdb")["test"])
+"""
+
+
+def test_device_map_of_the_current_gpu(tmp_path):
+    _project(tmp_path, {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map='{"": torch.cuda.current_device()}')})
+    assert _codes(tmp_path, "evaluate.py") == [(11, "DEV202")]
+
+
+def test_device_map_as_a_string_or_an_index(tmp_path):
+    for i, dm in enumerate(['"cuda"', '"cuda:0"', "0", '{"": 0}']):
+        _project(tmp_path / str(i), {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map=dm)})
+        assert _codes(tmp_path / str(i), "evaluate.py") == [(11, "DEV202")], dm
+
+
+def test_device_map_loader_in_another_file_inside_a_class(tmp_path):
+    _project(tmp_path, {"loading.py": """
+        import torch
+        from transformers import AutoModelForSequenceClassification
+
+
+        def load_classifier(name, device_map="auto"):
+            return AutoModelForSequenceClassification.from_pretrained(name, device_map=device_map)
+    """, "scorer.py": """
+        import torch
+        from transformers import AutoTokenizer
+
+        from loading import load_classifier
+
+
+        class Scorer:
+            def __init__(self, name):
+                self.tokenizer = AutoTokenizer.from_pretrained(name)
+                self.model = load_classifier(name, device_map={"": 0})
+
+            def score(self, text):
+                inputs = self.tokenizer(text, return_tensors="pt")
+                return self.model(**inputs).logits
+
+
+        Scorer("distilbert-base-uncased").score("hello")
+    """})
+    assert _codes(tmp_path, "scorer.py") == [(13, "DEV202")]
+
+
+def test_silent_when_the_batch_is_moved_to_the_model(tmp_path):
+    _project(tmp_path, {"evaluate.py": _ONE_DEVICE.format(
+        batch="{k: v.to(model.device) for k, v in batch.items()}", device_map='{"": torch.cuda.current_device()}')})
+    assert _codes(tmp_path, "evaluate.py") == []
+
+
+def test_silent_on_the_cpu_or_with_an_unknown_map(tmp_path):
+    _project(tmp_path / "cpu", {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map='"cpu"')})
+    assert _codes(tmp_path / "cpu", "evaluate.py") == []
+    text = _ONE_DEVICE.format(batch="batch", device_map="device_map").replace(
+        "    model = AutoModelForCausalLM", "    def main(device_map):\n        model = AutoModelForCausalLM").replace(
+        '\n    evaluate(model, load_dataset("imdb")["test"])', '\n        evaluate(model, load_dataset("imdb")["test"])')
+    _project(tmp_path / "unknown", {"evaluate.py": text})
+    assert _codes(tmp_path / "unknown", "evaluate.py") == []
+
+
+def test_a_dispatching_map_stays_a_warning(tmp_path):
+    _project(tmp_path, {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map='"auto"')})
+    assert [c for _, c in _codes(tmp_path, "evaluate.py")] in ([], ["DEV502"])

@@ -141,6 +141,13 @@ class Library:
                 obj.dev = CUDA
                 obj.origin = Origin(span_of(node), f"loaded {quant or 'bitsandbytes-quantized'} onto the current GPU "
                                                    f"at line {node.lineno}")
+            elif dm is not None and (one := self._one_device_map(dm)) is not None:
+                # device_map naming one device (`"cuda"`, `0`, `{"": torch.cuda.current_device()}`): accelerate
+                # puts the whole model there and attaches no hooks, so inputs must be moved to it
+                obj.dev = one
+                obj.origin = Origin(span_of(node), f"loaded onto {one.render()} with device_map="
+                                                   f"{self.text(dm_node) if dm_node is not None else repr(dm.const)} "
+                                                   f"at line {node.lineno}")
             elif dm is not None or quant is not None or "quantization_config" in kwargs:
                 obj.dev = TOP
             elif q.startswith(("transformers.", "diffusers.")) and not any(k.arg is None for k in node.keywords):
@@ -597,6 +604,17 @@ class Library:
         written = {kw.arg for kw in node.keywords if kw.arg}
         return [(v, f"{self.text(spread[0])}[{k!r}]") for k, v in kwargs.items()
                 if k not in written and k not in ("out", "__opaque__") and v.kind == "tensor"]
+
+    def _one_device_map(self, dm: Val) -> Dev | None:
+        """The one device a `device_map=` names: a device string, an index, a device, or `{"": <one of them>}`
+        (the whole model in one place); None for a strategy ("auto", ...), a real map or an unknown value."""
+        if dm.kind == "obj" and dm.obj is not None and dm.obj.kind == "dict" and list(dm.obj.keys) == [""]:
+            dm = dm.obj.keys[""]
+        if dm.kind == "const" and isinstance(dm.const, str) and dm.const not in _DISPATCH_STRATEGIES:
+            return concrete(dm.const)
+        if dm.kind == "device" and dm.dev is not None and dm.dev.known:
+            return dm.dev
+        return self.cuda_index_dev(dm)
 
     def _as_device(self, d: Val) -> Dev | None:
         if d.kind == "device":
