@@ -364,6 +364,12 @@ def test_silent_on_the_cpu_or_with_an_unknown_map(tmp_path):
     assert _codes(tmp_path / "unknown", "evaluate.py") == []
 
 
+def test_silent_for_a_quantized_model_on_one_device(tmp_path):
+    # accelerate attaches its hooks to a quantized model even on one device: they move the inputs
+    _project(tmp_path, {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map='{"": 0}, load_in_4bit=True')})
+    assert _codes(tmp_path, "evaluate.py") == []
+
+
 def test_a_dispatching_map_stays_a_warning(tmp_path):
     _project(tmp_path, {"evaluate.py": _ONE_DEVICE.format(batch="batch", device_map='"auto"')})
     assert [c for _, c in _codes(tmp_path, "evaluate.py")] in ([], ["DEV502"])

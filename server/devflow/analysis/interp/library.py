@@ -141,9 +141,11 @@ class Library:
                 obj.dev = CUDA
                 obj.origin = Origin(span_of(node), f"loaded {quant or 'bitsandbytes-quantized'} onto the current GPU "
                                                    f"at line {node.lineno}")
-            elif dm is not None and (one := self._one_device_map(dm)) is not None:
+            elif dm is not None and quant is None and "quantization_config" not in kwargs \
+                    and (one := self._one_device_map(dm)) is not None:
                 # device_map naming one device (`"cuda"`, `0`, `{"": torch.cuda.current_device()}`): accelerate
-                # puts the whole model there and attaches no hooks, so inputs must be moved to it
+                # puts the whole model there and attaches no hooks (it does for a quantized model), so inputs
+                # must be moved to it
                 obj.dev = one
                 obj.origin = Origin(span_of(node), f"loaded onto {one.render()} with device_map="
                                                    f"{self.text(dm_node) if dm_node is not None else repr(dm.const)} "
