@@ -16,7 +16,8 @@ from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.lines import split_lines
 from devflow.analysis.program import LINE_BASE, unit_of_line
 from devflow.analysis.interp.global_view import GlobalView, global_reads
-from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, call_counts, call_sig, TENSOR_ATTRS, DECO_CACHE
+from devflow.analysis.interp.frames import span_of, FuncRef, Frame, attribute_calls, decorators, call_counts, call_sig, \
+    TENSOR_ATTRS, DECO_CACHE
 
 
 class Driver:
@@ -102,6 +103,8 @@ class Driver:
             elif isinstance(st, (ast.If, ast.Try)):
                 top.update(id(n) for n in walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         calls = call_counts(self.source, {fn.name for fn in self.index.functions})
+        attr_calls = attribute_calls(self.source)
+        built = {n.func.id for n in self.index.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
         for fn in self.index.functions:
             if id(fn) in self.visited or self.budget <= 0:
                 continue
@@ -111,8 +114,21 @@ class Driver:
             # an uncalled top-level function is an entry point (main() run by fire/typer/...; a route or startup
             # hook a web framework runs, `@app.post(...)`, `@asynccontextmanager` lifespan): follow its calls
             entry = owner is None and calls.get(fn.name, 0) <= 1
-            self.run_standalone(fn, owner, follow=entry)
+            callback = owner is not None and self._callback_method(fn, owner, built, attr_calls)
+            reached = set(self.visited)
+            self.run_standalone(fn, owner, follow=entry or callback)
+            if callback:  # what it called still gets its own pass (its values from self may be better known)
+                self.visited = reached | {id(fn)}
         self.run_inherited_hooks()
+
+    @staticmethod
+    def _callback_method(fn, owner: ClassInfo, built: set, attr_calls: set) -> bool:
+        """A public method this file never calls, of a plain class it instantiates: the instance is handed to
+        a library that calls the method (a federated-learning client's `fit` / `evaluate`, a server handler),
+        so it is an entry point whose calls are followed, with the module-level values it passes (a global
+        model and loader). nn.Module methods are not: the module machinery runs them (forward on its own pass)."""
+        return not owner.is_module and not fn.name.startswith("_") and fn.name not in attr_calls \
+            and owner.name in built and "staticmethod" not in decorators(fn)
 
     def run_standalone(self, fn, owner: ClassInfo | None, follow: bool = False, defined_in: ClassInfo | None = None,
                        site=None) -> None:

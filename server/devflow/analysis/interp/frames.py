@@ -115,6 +115,14 @@ def call_counts(source: str, names: set[str]) -> dict[str, int]:
 _CALLED_WORD = re.compile(r"(?<!\.)\b(\w+)\(")
 
 
+def attribute_calls(source: str) -> set[str]:
+    """The names called as attributes anywhere in `source` (`x.name(` -> "name")."""
+    return set(_CALLED_ATTR.findall(source))
+
+
+_CALLED_ATTR = re.compile(r"\.(\w+)\(")
+
+
 def is_dotted_name(text: str) -> bool:
     return all(p.isidentifier() for p in text.split("."))
 

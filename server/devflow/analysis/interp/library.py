@@ -144,6 +144,15 @@ class Library:
                 obj.dev = CUDA
                 obj.origin = Origin(span_of(node), f"loaded {quant or 'bitsandbytes-quantized'} onto the current GPU "
                                                    f"at line {node.lineno}")
+            elif dm is not None and quant is None and "quantization_config" not in kwargs \
+                    and (one := self._one_device_map(dm)) is not None:
+                # device_map naming one device (`"cuda"`, `0`, `{"": torch.cuda.current_device()}`): accelerate
+                # puts the whole model there and attaches no hooks (it does for a quantized model), so inputs
+                # must be moved to it
+                obj.dev = one
+                obj.origin = Origin(span_of(node), f"loaded onto {one.render()} with device_map="
+                                                   f"{self.text(dm_node) if dm_node is not None else repr(dm.const)} "
+                                                   f"at line {node.lineno}")
             elif dm is not None or quant is not None or "quantization_config" in kwargs:
                 obj.dev = TOP
             elif q.startswith(("transformers.", "diffusers.")) and not any(k.arg is None for k in node.keywords):
@@ -601,6 +610,17 @@ class Library:
         return [(v, f"{self.text(spread[0])}[{k!r}]") for k, v in kwargs.items()
                 if k not in written and k not in ("out", "__opaque__") and v.kind == "tensor"]
 
+    def _one_device_map(self, dm: Val) -> Dev | None:
+        """The one device a `device_map=` names: a device string, an index, a device, or `{"": <one of them>}`
+        (the whole model in one place); None for a strategy ("auto", ...), a real map or an unknown value."""
+        if dm.kind == "obj" and dm.obj is not None and dm.obj.kind == "dict" and list(dm.obj.keys) == [""]:
+            dm = dm.obj.keys[""]
+        if dm.kind == "const" and isinstance(dm.const, str) and dm.const not in _DISPATCH_STRATEGIES:
+            return concrete(dm.const)
+        if dm.kind == "device" and dm.dev is not None and dm.dev.known:
+            return dm.dev
+        return self.cuda_index_dev(dm)
+
     def _as_device(self, d: Val) -> Dev | None:
         if d.kind == "device":
             return d.dev or TOP
@@ -802,13 +822,16 @@ class Library:
         batch = Val("tensor", CPU, org, batch=COLLATED)
         if collate is not None:
             batch = UNKNOWN
-            if collate.kind == "func":
-                r = self.call_function(collate.func, [self._dataset_samples(ds, node)], {}, None, node)
+            if collate.kind in ("func", "method", "partial") or _callable_instance(collate):
+                # a function, a bound method, functools.partial, an instance of a project class with __call__
+                samples = self._dataset_samples(ds, node)
+                r = self.call_function(collate.func, [samples], {}, None, node) if collate.kind == "func" \
+                    else self.call(node, collate, None, [samples], {}, frame)
                 if r.kind == "tensor":  # (a graph batched by the collate_fn keeps its kind: its .to() copies)
                     batch = Val("tensor", r.dev, org if r.dev is not None and r.dev.is_cpu else r.origin,
                                 batch=r.batch if r.batch == COPY_MOVED else "")
-                elif _collated_container(r):  # the DataLoader yields what collate_fn returns, entry by entry
-                    batch = r
+                elif _collated_container(r) or is_project_instance(r):
+                    batch = r  # the DataLoader yields what collate_fn returns, entry by entry (or the batch object)
         elif ds.kind == "obj" and ds.obj is not None and ds.obj.kind == "dataset":
             dev = None
             for it in ds.obj.items:
@@ -903,6 +926,11 @@ def _collated_container(r: Val) -> bool:
         return False
     entries = r.obj.keys.values() if r.obj.kind == "dict" else r.obj.items
     return any(v.kind == "tensor" for v in entries)
+
+
+def _callable_instance(v: Val) -> bool:
+    """An instance of a project class that defines `__call__` (a collator object: `collate_fn=Collator(pad)`)."""
+    return v.kind == "obj" and v.obj is not None and v.obj.cls is not None and bool(v.obj.cls.method("__call__"))
 
 
 def _all_cpu_sample(r: Val) -> bool:
