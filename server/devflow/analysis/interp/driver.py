@@ -5,6 +5,7 @@ runs once on its own (unknown arguments, calls not followed); source text and de
 from __future__ import annotations
 
 import ast
+import re
 import time
 
 from devflow.analysis import torch_api as T
@@ -18,6 +19,9 @@ from devflow.analysis.program import LINE_BASE, unit_of_line
 from devflow.analysis.interp.global_view import GlobalView, global_reads
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, attribute_calls, decorators, call_counts, call_sig, \
     TENSOR_ATTRS, DECO_CACHE
+
+
+_CLASS_DEF = re.compile(r"\bclass\s+(\w+)\s*\(")
 
 
 class Driver:
@@ -104,7 +108,11 @@ class Driver:
                 top.update(id(n) for n in walk(st) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         calls = call_counts(self.source, {fn.name for fn in self.index.functions})
         attr_calls = attribute_calls(self.source)
-        built = {n.func.id for n in self.index.nodes if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)}
+        # the classes this file builds by name (`Client(...)`): one text scan, as for the functions it calls,
+        # less each `class Client(Base):` line
+        named = call_counts(self.source, {c.name for c in self.index.all_classes})
+        defined = call_counts(" ".join(f"{m}(" for m in _CLASS_DEF.findall(self.source)), set(named))
+        built = {c for c, n in named.items() if n > defined.get(c, 0)}
         for fn in self.index.functions:
             if id(fn) in self.visited or self.budget <= 0:
                 continue
