@@ -146,6 +146,9 @@ class OtherKeys:
 # `ds.with_format(..., device=d)`): what it yields may be on that device, so a DataLoader over it does not
 # take its batches to be cpu tensors.
 DEVICE_CONFIGURED = Val("unknown", const="<configured with device=>")
+# DataParallel / DDP around a value of unknown kind: a module wrapper that scatters its inputs itself, so what its
+# `.cuda()` returns is neither a tensor nor a plain module holding its inputs to its device
+SCATTERING_WRAPPER = Val("unknown", const="<data-parallel wrapper of an unknown model>")
 
 
 def other_key(v: Val) -> OtherKeys | None:

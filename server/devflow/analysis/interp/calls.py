@@ -13,11 +13,12 @@ from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_se
     started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
-from devflow.analysis.values import DEVICE_CONFIGURED, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import DEVICE_CONFIGURED, SCATTERING_WRAPPER, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.typed_dicts import typed_dict_call
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.class_refs import class_reference
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
+from devflow.analysis.interp.moved_callables import moved_callable
 from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
 from devflow.analysis.interp.param_moves import moved_at_exit, note_param_moved, rebind_moved_args
@@ -294,7 +295,8 @@ class Calls:
                 # dit.to(d)`): its parts may now sit on different devices
                 r.obj.dev = TOP
                 return UNKNOWN
-            if (r.kind == "unknown" or is_numpy_data(r)) and fval.const in MOVERS and isinstance(node.func, ast.Attribute):
+            if (r.kind == "unknown" and r is not SCATTERING_WRAPPER or is_numpy_data(r)) and fval.const in MOVERS \
+                    and isinstance(node.func, ast.Attribute):
                 # whatever it is (tensor or module), the result is on the target device; numpy data has no such
                 # method, so where the receiver was taken for numpy data the call returns only if it was a tensor
                 dev = self.parse_to_args(args, kwargs, None) if fval.const == "to" else CPU if fval.const == "cpu" else \
@@ -328,6 +330,8 @@ class Calls:
             return self.library_constructed(node, fval.func, fval.const, kwargs, frame)
         if kind == "module":
             return self.call_module(node, fval, args, kwargs, frame)
+        if kind == "tensor" and (moved := moved_callable(fval)) is not None:
+            return self.call_module(node, moved, args, kwargs, frame)  # `m = hub_model.cuda(); m(x)`: a module
         if kind == "obj" and fval.obj is not None and fval.obj.kind == "traced":  # a traced plain function
             pairs = [(v, self.text(a)) for v, a in zip(args, node.args)]
             self.traced_call(node, fval.obj, pairs, frame)

@@ -226,7 +226,7 @@ class Driver:
         self._optimizers = []
         self._all_modules = []
         self.moves_made = {}
-        self.global_view.history, self.global_view.cache = {}, {}
+        self.global_view.history, self.global_view.cache, self.global_view.runs = {}, {}, {}
         self.memo.clear()
         self.memo_steps.clear()
         self.units = {}

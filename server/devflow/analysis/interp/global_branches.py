@@ -14,6 +14,7 @@ class GlobalBranches:
 
     def __init__(self, interp, frame):
         self.interp = interp
+        self.frame = frame
         self.env = interp.module_frame.env
         self.names = sorted(frame.global_names)
         self.before = self._now()
@@ -35,6 +36,14 @@ class GlobalBranches:
             else:
                 self.env[n] = v
 
+    def _rebind(self) -> None:
+        """After the `if`: the run's binding of each name is the value it holds now (either branch's)."""
+        view = self.interp.global_view
+        for n in self.names:
+            v = self.env.get(n, _ABSENT)
+            if v is not _ABSENT and view.runs.get(n) is self.frame:
+                view.bound(n, 0, v, run=self.frame)
+
     def end_body(self) -> None:
         """The body ran: keep what it wrote, and let the else branch start from the values before the `if`."""
         self.body = self._now()
@@ -50,3 +59,4 @@ class GlobalBranches:
             els = self._now()
             present = lambda d: {n: v for n, v in d.items() if v is not _ABSENT}  # noqa: E731
             self._set(self.interp.join_env(present(self.body), present(els)))
+        self._rebind()

@@ -34,15 +34,24 @@ ANY_TIME = 1 << 60  # a binding made outside module code (a function run on its 
 class GlobalView:
     """The module-level bindings of the checked file in the order they were made."""
 
-    __slots__ = ("history", "cache", "starts")
+    __slots__ = ("history", "cache", "starts", "runs")
 
     def __init__(self, tree: ast.Module):
         self.history: dict[str, list[tuple[int, Val]]] = {}
         self.cache: dict[tuple[str, int], Val | None] = {}
         self.starts = [st.lineno for st in tree.body]  # top-level statements, in order
+        self.runs: dict[str, object] = {}  # name -> the function run that made its last binding
 
-    def bound(self, name: str, seq: int, val: Val) -> None:
-        self.history.setdefault(name, []).append((seq, val))
+    def bound(self, name: str, seq: int, val: Val, run=None) -> None:
+        """A binding of `name`. `run`: the function run (its frame) that made it with `global name`. Another
+        function sees the global only before or after a run, so a run's later binding replaces its earlier one
+        (`_model = load(); _model = _model.cuda()` in a lazy loader leaves the moved model)."""
+        entries = self.history.setdefault(name, [])
+        if run is not None and entries and self.runs.get(name) is run:
+            entries[-1] = (entries[-1][0], val)
+        else:
+            entries.append((seq, val))
+        self.runs[name] = run
         if self.cache:
             self.cache = {k: v for k, v in self.cache.items() if k[0] != name}
 

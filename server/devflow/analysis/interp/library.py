@@ -10,7 +10,7 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
-from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, after_mix, host_data, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.modules import tree_device
@@ -674,7 +674,7 @@ class Library:
                         args[0].obj.ddp_moves_inputs = True  # type: ignore[attr-defined]
             return args[0]
         if last in T.DATA_PARALLEL:
-            return UNKNOWN  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
+            return SCATTERING_WRAPPER  # wraps a value of unknown kind (an imported wrapper, a moved unknown): its placement
         if last in ("Sequential", "ModuleList", "ModuleDict"):
             items = []
             # `nn.Sequential(*list(backbone.children())[:-1])`: submodules of a model, as many as it has

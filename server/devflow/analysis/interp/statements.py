@@ -584,7 +584,8 @@ class Statements:
             env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
             env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
             if env is self.module_frame.env and self.module_frame is self.main_unit.module_frame:
-                self.global_view.bound(name, seq_now(self.module_frame), env[name])
+                self.global_view.bound(name, seq_now(self.module_frame), env[name],
+                                       run=frame if frame is not self.module_frame else None)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "namespace" and not val.obj.role:
                 val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
                 for k, a in val.obj.attrs.items():
