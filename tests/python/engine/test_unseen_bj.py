@@ -7,7 +7,15 @@ machinery and multi-GPU (resume, checkpoints, AMP, DDP / DataParallel, Fabric).
   `torch.save({... .state_dict() ...})` in a method of a class whose scaler is never saved, and an optimizer
   member (`self.optimizer = torch.optim.X(...)`) resumed with `load_state_dict(ckpt[...])` in a class whose
   scaler is never restored, restart the loss scale on every resume (DEV402; ConfLUNet's TrainingPipeline).
-  An optimizer member built by an unknown factory is not taken as an optimizer (unknown stays silent)."""
+  An optimizer member built by an unknown factory is not taken as an optimizer (unknown stays silent).
+- A class defining `__new__` is a factory: `Network(config)` runs `Network.__new__(Network, config)`, and when that
+  returns an object that is not an instance of `Network` (`return FullyConnectedNetwork(...)`), Python skips
+  `__init__` and the call's value is that object (muzero-general's `models.MuZeroNetwork`).
+- `nn.DataParallel(module)` without device_ids uses every visible GPU: in a program written for GPU machines (it
+  names CUDA somewhere, e.g. `train_on_gpu = torch.cuda.is_available()`), a DataParallel module called while its
+  parameters are still on the cpu fails ("module must have its parameters and buffers on device cuda:0"), as it
+  already did where the wrap sits under `if torch.cuda.is_available():`. A program that never names CUDA runs
+  DataParallel as a plain call on the cpu: silent (muzero-general's DiagnoseModel, never moved to the GPU)."""
 
 from __future__ import annotations
 
@@ -131,3 +139,128 @@ def test_trainer_subclass_in_another_file(tmp_path: Path):
     got = sorted((f, d.span.line, d.code) for f in ("trainer.py", "run.py")
                  for d in check_path(str(tmp_path / f)).diagnostics)
     assert got == [("trainer.py", 19, "DEV402"), ("trainer.py", 28, "DEV402")]
+
+
+# --- a factory class: __new__ returns another class's instance ----------------------------------------------
+
+_FACTORY = """
+    import torch
+    import torch.nn as nn
+
+
+    class FullyConnected(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.lin = nn.Linear(n, n)
+
+        def forward(self, x):
+            return self.lin(x)
+
+
+    class Network:
+        def __new__(cls, config):
+            if config["kind"] == "fc":
+                return FullyConnected(config["n"])
+            raise NotImplementedError(config["kind"])
+
+
+    net = Network({"kind": "fc", "n": 4})
+    {MOVE}
+    x = torch.randn(2, 4).cuda()
+    net(x)
+"""
+
+
+def test_new_returning_another_class_instance_is_the_call_value():
+    assert _codes(_FACTORY.replace("{MOVE}", "")) == [(25, "DEV106")]
+
+
+def test_new_returning_another_class_instance_moved_is_silent():
+    assert _codes(_FACTORY.replace("{MOVE}", "net.cuda()")) == []
+
+
+def test_new_returning_an_instance_of_its_own_class_runs_init():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Net(nn.Module):
+            def __new__(cls, *args, **kwargs):
+                return super().__new__(cls)
+
+            def __init__(self, n):
+                super().__init__()
+                self.lin = nn.Linear(n, n)
+
+            def forward(self, x):
+                return self.lin(x)
+
+
+        net = Net(4).cuda()
+        net(torch.randn(2, 4).cuda())
+    """
+    assert _codes(src) == []
+
+
+# --- DataParallel of a module left on the cpu, in a program that uses CUDA -----------------------------------
+
+_DP = """
+    import torch
+    import torch.nn as nn
+
+
+    def mlp(n):
+        return nn.Sequential(nn.Linear(n, n), nn.ELU())
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.representation = torch.nn.DataParallel(mlp(4))
+
+        def initial_inference(self, obs):
+            return self.representation(obs)
+
+
+    class Diagnose:
+        def __init__(self, weights):
+            self.model = Net()
+            self.model.load_state_dict(weights)
+            {MOVE}
+
+        def run(self, obs):
+            obs = torch.tensor(obs).float().to(next(self.model.parameters()).device)
+            return self.model.initial_inference(obs)
+
+
+    def main(weights, obs):
+        {CUDA}
+        Diagnose(weights).run(obs)
+"""
+
+
+def _dp(move: str = "", cuda: str = "train_on_gpu = torch.cuda.is_available()") -> str:
+    return _DP.replace("{MOVE}", move or "pass").replace("{CUDA}", cuda)
+
+
+def test_dataparallel_module_on_cpu_in_a_cuda_program():
+    assert _codes(_dp()) == [(16, "DEV106")]
+
+
+def test_dataparallel_module_moved_to_the_device_is_silent():
+    assert _codes(_dp('self.model.to(torch.device("cuda" if torch.cuda.is_available() else "cpu"))')) == []
+
+
+def test_dataparallel_module_on_cpu_in_a_program_without_cuda_is_silent():
+    assert _codes(_dp(cuda="pass")) == []
+
+
+def test_dataparallel_module_on_cpu_split_into_files(tmp_path: Path):
+    src = textwrap.dedent(_dp())
+    models, _, rest = src.partition("class Diagnose:")
+    (tmp_path / "models.py").write_text(models)
+    (tmp_path / "diagnose.py").write_text("import torch\nfrom models import Net\n\n\nclass Diagnose:" + rest)
+    got = sorted((f, d.span.line, d.code) for f in ("models.py", "diagnose.py")
+                 for d in check_path(str(tmp_path / f)).diagnostics)
+    assert got == [("diagnose.py", 13, "DEV106")]  # the call of the unmoved model, in the file that builds it

@@ -40,6 +40,8 @@ _SETS_CURRENT = re.compile(r"set_device\s*\(|cuda\.device\s*\(|CUDA_VISIBLE_DEVI
                            r"^\s*(?:from|import)\s+(?:accelerate|lightning|pytorch_lightning|deepspeed|horovod|"
                            r"colossalai|fairscale|ignite)\b", re.M)
 
+_NAMES_CUDA = re.compile(r"\bcuda\b")
+
 
 class MultiGpu:
     """Rank values and devices, the current device, DataParallel / DDP placement checks."""
@@ -55,6 +57,18 @@ class MultiGpu:
         self._cur_default = not any(_SETS_CURRENT.search(s) for s in sources)
         self._cur_units = len(self.units)
         return self._cur_default
+
+    def program_uses_cuda(self) -> bool:
+        """True when some analysed file names CUDA (`torch.cuda.is_available()`, `.cuda()`, "cuda"): the program
+        runs where GPUs are visible, where DataParallel's default device_ids are every visible GPU."""
+        cached = getattr(self, "_uses_cuda", None)
+        if cached is not None and self._uses_cuda_units == len(self.units):
+            return cached
+        sources = [self.source] + [u.file.source for u in self.units.values()
+                                   if u is not None and u.file is not None and getattr(u.file, "source", None)]
+        self._uses_cuda = any(_NAMES_CUDA.search(s) for s in sources)
+        self._uses_cuda_units = len(self.units)
+        return self._uses_cuda
 
     def rank_dev(self, rank: Val, text: str = "") -> Dev:
         name = rank.text or "rank"
@@ -179,9 +193,10 @@ class MultiGpu:
                                 node.args[1] if len(node.args) > 1 else None)
                 many = ids_node is not None and _guarded_by_several(self.text(ids_node), frame.stmt_stack, self.text)
         obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
-        # wrapped where CUDA is known to be there (`if torch.cuda.is_available(): DataParallel(model)`):
-        # device_ids is every visible GPU, so even a module left on the cpu runs on cuda:0
-        obj.dp_on_gpus = frame is not None and _guarded_by_cuda(frame, self)  # type: ignore[attr-defined]
+        # wrapped where CUDA is known to be there (`if torch.cuda.is_available(): DataParallel(model)`), or in a
+        # program written for GPU machines (it uses CUDA somewhere): device_ids is then every visible GPU, so
+        # even a module left on the cpu runs on cuda:0
+        obj.dp_on_gpus = frame is not None and (_guarded_by_cuda(frame, self) or self.program_uses_cuda())  # type: ignore[attr-defined]
 
     def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
         """A call of a DataParallel-wrapped module: the module must sit on device_ids[0]; the inputs
