@@ -15,7 +15,13 @@ machinery and multi-GPU (resume, checkpoints, AMP, DDP / DataParallel, Fabric).
   names CUDA somewhere, e.g. `train_on_gpu = torch.cuda.is_available()`), a DataParallel module called while its
   parameters are still on the cpu fails ("module must have its parameters and buffers on device cuda:0"), as it
   already did where the wrap sits under `if torch.cuda.is_available():`. A program that never names CUDA runs
-  DataParallel as a plain call on the cpu: silent (muzero-general's DiagnoseModel, never moved to the GPU)."""
+  DataParallel as a plain call on the cpu: silent (muzero-general's DiagnoseModel, never moved to the GPU).
+- A process's rank is either a machine's local rank (LOCAL_RANK, SLURM_LOCALID, `--local_rank`,
+  `dist.get_node_local_rank()`) or the job's global rank (RANK, SLURM_PROCID, `dist.get_rank()`): as GPU indices
+  they are the same only on the first node, so `DDP(model, device_ids=[dist.get_rank()])` with the model on
+  `cuda:{LOCAL_RANK}` fails on every other node (deepmd-pytorch's Trainer). Two devices of the same kind of rank,
+  or a rank of unknown kind (the index `mp.spawn` passes), are not said to differ. `rank if distributed else 0`
+  is still the rank: 0 is the rank of the only process."""
 
 from __future__ import annotations
 
@@ -264,3 +270,77 @@ def test_dataparallel_module_on_cpu_split_into_files(tmp_path: Path):
     got = sorted((f, d.span.line, d.code) for f in ("models.py", "diagnose.py")
                  for d in check_path(str(tmp_path / f)).diagnostics)
     assert got == [("diagnose.py", 13, "DEV106")]  # the call of the unmoved model, in the file that builds it
+
+
+# --- a machine's local rank and the job's global rank ---------------------------------------------------------
+
+_RANKS = """
+    import os
+    import torch
+    import torch.distributed as dist
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    LOCAL_RANK = int(os.environ.get("LOCAL_RANK", 0))
+    DEVICE = torch.device(f"cuda:{LOCAL_RANK}")
+
+
+    class Trainer:
+        def __init__(self):
+            self.model = nn.Linear(4, 4).to(DEVICE)
+            self.rank = {RANK}
+            if dist.is_initialized():
+                self.model = DDP(self.model, device_ids=[self.rank], output_device=self.rank)
+
+
+    def main():
+        dist.init_process_group(backend="nccl")
+        Trainer()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_ddp_device_ids_global_rank_with_the_model_on_the_local_rank():
+    assert _codes(_RANKS.replace("{RANK}", "dist.get_rank()")) == [(17, "DEV106")]
+
+
+def test_ddp_device_ids_global_rank_or_zero():
+    assert _codes(_RANKS.replace("{RANK}", "dist.get_rank() if dist.is_initialized() else 0")) == [(17, "DEV106")]
+
+
+def test_ddp_device_ids_rank_environment_variable():
+    assert _codes(_RANKS.replace("{RANK}", 'int(os.environ["RANK"])')) == [(17, "DEV106")]
+
+
+def test_ddp_device_ids_local_rank_is_silent():
+    assert _codes(_RANKS.replace("{RANK}", "LOCAL_RANK")) == []
+    assert _codes(_RANKS.replace("{RANK}", 'int(os.environ["LOCAL_RANK"])')) == []
+
+
+def test_ddp_device_ids_global_rank_with_the_model_on_the_global_rank_is_silent():
+    src = _RANKS.replace("{RANK}", "dist.get_rank()").replace('os.environ.get("LOCAL_RANK", 0)', 'os.environ.get("RANK", 0)')
+    assert _codes(src) == []
+
+
+def test_spawned_index_is_a_rank_of_unknown_kind():
+    src = """
+        import torch
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+        import torch.nn as nn
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+        def worker(gpu, world_size):
+            dist.init_process_group("nccl", rank=gpu, world_size=world_size)
+            model = nn.Linear(4, 4).cuda(gpu)
+            model = DDP(model, device_ids=[dist.get_rank()])
+
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+    """
+    assert _codes(src) == []
