@@ -150,7 +150,8 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         return False
     if a.is_rank or b.is_rank:
         if a.is_rank and b.is_rank:
-            return False
+            # a machine's local rank and the job's global rank: the same GPU index only on the first node
+            return len(a.key) > 2 and len(b.key) > 2 and a.key[2] != b.key[2]
         rank, other = (a, b) if a.is_rank else (b, a)
         if other.index is not None:
             return True  # a fixed GPU: another one in every process but one

@@ -9,6 +9,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import concrete
 from devflow.analysis.walk import walk
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
+from devflow.rules.scaler_members import member_scaler_findings
 
 
 _CLI_OPTIONS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "conf", "hparams", "FLAGS", "flags"})
@@ -504,7 +505,7 @@ class GradScalerStateNotSaved(Rule):
                                        [(span(created), "GradScaler created here")],
                                        FixPlan("insert_after", span(n), text=f'if "scaler" in {ck}:\n    {name}.load_state_dict({ck}["scaler"])',
                                                title="Restore the scaler state when the checkpoint has it")))
-        return out
+        return out + member_scaler_findings(ctx, self.code)
 
 
 RULES = [LoadWithoutMapLocation(), MapLocationOnLoadStateDict(), OptimizerLoadedBeforeMove(), OptimizerStateCreatedBeforeMove(), FusedOptimizerResume(), GradScalerStateNotSaved()]

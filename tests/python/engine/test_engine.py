@@ -222,7 +222,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "engine"
     ("torchvision_head_after_move.py", [("DEV101", 9)]),
     ("ema_deepcopy_before_move.py", [("DEV202", 18)]),
     ("ema_shadow_dict.py", [("DEV202", 20)]),  # the EMA built before the move
-    ("dict_batch_discarded_to.py", [("DEV107", 10)]),
+    ("dict_batch_discarded_to.py", [("DEV107", 10), ("DEV106", 11)]),
     ("fire_entry_point.py", [("DEV201", 12)]),
     ("timm_reset_classifier.py", [("DEV102", 7)]),
     ("scaler_saved_not_restored.py", [("DEV402", 8)]),

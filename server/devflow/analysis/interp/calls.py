@@ -578,6 +578,9 @@ class Calls:
     def instantiate(self, node, info: ClassInfo, args, kwargs, frame) -> Val:
         if is_typed_dict(info):
             return typed_dict_call(args, kwargs)
+        made = self._made_by_new(node, info, args, kwargs)
+        if made is not None:
+            return made
         obj = Obj("module" if info.is_module else "instance", cls=info, qual=info.name,
                   origin=Origin(span_of(node), f"created at line {node.lineno}"), created_line=node.lineno)
         if info.is_module and derives_from_metric(info, self.index):
@@ -626,6 +629,20 @@ class Calls:
             elif dev is not None and not dev.known:
                 self._own_cpu_params(obj, node)
         return val
+
+    def _made_by_new(self, node, info: ClassInfo, args, kwargs) -> Val | None:
+        """`Cls(...)` whose class defines `__new__` (a factory class: `MuZeroNetwork(config)` returning the
+        network the config names): when `__new__` returns an object that is not an instance of `Cls`,
+        Python skips `__init__` and the call's value is that object."""
+        new = info.method("__new__")
+        if new is None:
+            return None
+        made = self.call_function(FuncRef(new[0], None, new[1], "classmethod"), args, kwargs,
+                                  Val("class", func=info), node)
+        obj = made.obj if made.kind in ("module", "obj") else None
+        if obj is None or obj.cls is None or obj.cls is info or info in _ancestors(obj.cls):
+            return None  # an instance of the class itself (or not known): built as usual
+        return made
 
     def _own_cpu_params(self, obj, node) -> None:
         """A module built around submodules already moved (`Wrapper(student=net_on_gpu)`) whose own
@@ -809,3 +826,15 @@ def _sets_self_attributes(fn) -> bool:
             if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == me:
                 return True
     return False
+
+
+def _ancestors(info, seen=None) -> list:
+    """The project classes `info` derives from (its `base_infos`, at any depth)."""
+    seen = set() if seen is None else seen
+    out = []
+    for b in getattr(info, "base_infos", None) or []:
+        if id(b) not in seen:
+            seen.add(id(b))
+            out.append(b)
+            out.extend(_ancestors(b, seen))
+    return out

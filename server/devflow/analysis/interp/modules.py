@@ -827,7 +827,7 @@ class Modules:
                                 concrete(default.const) is not None and not default.const.startswith("cpu")) or \
                     (default.kind == "device" and default.dev is not None and default.dev.known and not default.dev.is_cpu)
                 if self.rank_option(dest_name):  # torch.distributed.launch passes every process its rank
-                    ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}")
+                    ns.attrs[dest_name] = self.rank_value(f"args.{dest_name}", dest_name)
                 elif default.kind == "const" and isinstance(default.const, str) and \
                         self.backend_spec(default) is not None and ":" not in default.const:
                     # a process-group backend (`--dist-backend nccl`): the one the program's own launch uses

@@ -34,11 +34,22 @@ _RANK_ENV = ("LOCAL_RANK", "RANK", "SLURM_LOCALID", "SLURM_PROCID", "OMPI_COMM_W
 # `--local-rank` / `--local_rank`: the option torch.distributed.launch passes to every process.
 _RANK_OPTIONS = ("local_rank",)
 _RANK_FUNCS = ("torch.distributed.get_rank", "torch.distributed.get_node_local_rank")
+# Which ranks number the processes of one machine (a GPU index there) and which number all the processes of the
+# job (the global rank): on every node but the first the two differ.
+_LOCAL_RANKS = frozenset({"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "local_rank",
+                          "torch.distributed.get_node_local_rank"})
+_GLOBAL_RANKS = frozenset({"RANK", "SLURM_PROCID", "torch.distributed.get_rank"})
+
+
+def _rank_scope(source: str) -> str | None:
+    return "local" if source in _LOCAL_RANKS else "global" if source in _GLOBAL_RANKS else None
 _SPAWN = ("torch.multiprocessing.spawn", "torch.multiprocessing.start_processes")
 # What sets the current CUDA device: a call in the program, or a framework that sets it per process.
 _SETS_CURRENT = re.compile(r"set_device\s*\(|cuda\.device\s*\(|CUDA_VISIBLE_DEVICES|device_id\s*=|"
                            r"^\s*(?:from|import)\s+(?:accelerate|lightning|pytorch_lightning|deepspeed|horovod|"
                            r"colossalai|fairscale|ignite)\b", re.M)
+
+_NAMES_CUDA = re.compile(r"\bcuda\b")
 
 
 class MultiGpu:
@@ -56,9 +67,23 @@ class MultiGpu:
         self._cur_units = len(self.units)
         return self._cur_default
 
+    def program_uses_cuda(self) -> bool:
+        """True when some analysed file names CUDA (`torch.cuda.is_available()`, `.cuda()`, "cuda"): the program
+        runs where GPUs are visible, where DataParallel's default device_ids are every visible GPU."""
+        cached = getattr(self, "_uses_cuda", None)
+        if cached is not None and self._uses_cuda_units == len(self.units):
+            return cached
+        sources = [self.source] + [u.file.source for u in self.units.values()
+                                   if u is not None and u.file is not None and getattr(u.file, "source", None)]
+        self._uses_cuda = any(_NAMES_CUDA.search(s) for s in sources)
+        self._uses_cuda_units = len(self.units)
+        return self._uses_cuda
+
     def rank_dev(self, rank: Val, text: str = "") -> Dev:
         name = rank.text or "rank"
-        return Dev("cuda", key=("rank", 0 if self.current_is_default() else None), text=text or f"cuda:{{{name}}}")
+        cur = 0 if self.current_is_default() else None
+        key = ("rank", cur, rank.const) if rank.const in ("local", "global") else ("rank", cur)
+        return Dev("cuda", key=key, text=text or f"cuda:{{{name}}}")
 
     def cuda_index_dev(self, v: Val | None, text: str = "") -> Dev | None:
         """The cuda device an index argument names (`.cuda(i)`, `.to(i)`, `torch.device("cuda", i)`)."""
@@ -71,14 +96,16 @@ class MultiGpu:
         return None
 
     # ---- rank values
-    def rank_value(self, text: str) -> Val:
+    def rank_value(self, text: str, source: str = "") -> Val:
+        """A process's rank; `source` (the variable, option or function it comes from) tells a machine's local
+        rank from the job's global rank (kept in `const`)."""
         self._saw_rank = True  # several processes of this program run on one machine
-        return Val("rank", text=text)
+        return Val("rank", text=text, const=_rank_scope(source))
 
     def env_value(self, key: Val, text: str) -> Val | None:
         """`os.environ["LOCAL_RANK"]`: the process's rank; any other variable: unknown."""
         if key.kind == "const" and key.const in _RANK_ENV:
-            return self.rank_value(text)
+            return self.rank_value(text, key.const)
         return None
 
     def multigpu_call(self, node, q: str, args, kwargs, frame) -> Val | None:
@@ -91,7 +118,7 @@ class MultiGpu:
             return self.env_value(args[0], self.text(node)) or \
                 env_read(args[0], default, Origin(span_of(node), f"from the environment at line {node.lineno}"))
         if q in _RANK_FUNCS:
-            return self.rank_value(self.text(node))
+            return self.rank_value(self.text(node), q)
         if q in ("builtins.int", "builtins.str") and args and args[0].kind == "rank":
             return args[0]  # the rank as a number or as text (`"cuda:" + str(local_rank)`): still its GPU
         if q in _SPAWN and args and args[0].kind == "func" and not self.standalone:
@@ -179,9 +206,10 @@ class MultiGpu:
                                 node.args[1] if len(node.args) > 1 else None)
                 many = ids_node is not None and _guarded_by_several(self.text(ids_node), frame.stmt_stack, self.text)
         obj.data_parallel = (first, explicit, span_of(node), many)  # type: ignore[attr-defined]
-        # wrapped where CUDA is known to be there (`if torch.cuda.is_available(): DataParallel(model)`):
-        # device_ids is every visible GPU, so even a module left on the cpu runs on cuda:0
-        obj.dp_on_gpus = frame is not None and _guarded_by_cuda(frame, self)  # type: ignore[attr-defined]
+        # wrapped where CUDA is known to be there (`if torch.cuda.is_available(): DataParallel(model)`), or in a
+        # program written for GPU machines (it uses CUDA somewhere): device_ids is then every visible GPU, so
+        # even a module left on the cpu runs on cuda:0
+        obj.dp_on_gpus = frame is not None and (_guarded_by_cuda(frame, self) or self.program_uses_cuda())  # type: ignore[attr-defined]
 
     def data_parallel_call(self, node, mod: Val, args, kwargs) -> tuple[list, dict, Val] | None:
         """A call of a DataParallel-wrapped module: the module must sit on device_ids[0]; the inputs
@@ -328,7 +356,9 @@ class MultiGpu:
             return
         self.mix_origins.add(key)
         note = ("; a bare cuda device is the current one, cuda:0 in every process unless "
-                "torch.cuda.set_device(local_rank) is called first") if dev.index is None and not dev.is_rank else ""
+                "torch.cuda.set_device(local_rank) is called first") if dev.index is None and not dev.is_rank else \
+            ("; a global rank numbers the processes of all the nodes, a GPU index only those of one machine: they "
+             "differ on every node but the first") if dev.is_rank and want.is_rank else ""
         self.add(Finding("DEV106", span_of(node),
                          f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on "
                          f"{dev.render()}{' (' + where.reason + ')' if where else ''}{note}; DistributedDataParallel "

@@ -826,6 +826,9 @@ class Statements:
             # `cuda:{gpu}` on one path, the bare "cuda" on the other: some GPU (a module holding no tensor stays
             # without a device when moved there, so its inputs are still checked against each other)
             return Val("device", join(a.dev, b.dev))
+        for x, y in ((a, b), (b, a)):
+            if x.kind == "rank" and y.kind == "const" and y.const == 0 and not isinstance(y.const, bool):
+                return x  # `dist.get_rank() if dist.is_initialized() else 0`: 0 is the rank of the only process
         if _is_number(a) and _is_number(b):
             return Val("number")  # `0.9 if smooth else 1.0`: a Python number either way
         if (_is_numbers(a) or _is_numbers(b)) and all(_is_number(v) or _is_numbers(v) for v in (a, b)):
