@@ -14,7 +14,7 @@ class Origin:
     """Where a value got its device: a span and a phrase ("created at line 41 without device=").
 
     `kind` says how, for the rules and fixes that depend on it (the phrase is for people):
-    "factory" (a factory call without device=), "legacy" (a legacy cpu constructor), "batch"
+    "factory" (a factory call without device=), "explicit" (a factory call given its device=), "legacy" (a legacy cpu constructor), "batch"
     (a DataLoader batch), "snapshot" (copies of a not-yet-moved model's tensors), "returned"
     (returned by a same-file call), "unknown-moved" (`x.to(device)` on a value of unknown kind: on that
     device, but maybe a module), "placed" (an explicit move: `.to(...)`, `.cuda()`, `.cpu()`, a module's

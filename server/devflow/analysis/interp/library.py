@@ -58,6 +58,7 @@ class Library:
             trainer = Obj("lightning_trainer", qual=q)
             trainer.attrs["process_group"] = self.lightning_process_group(node, kwargs)
             trainer.attrs["callbacks"] = kwargs.get("callbacks")
+            trainer.attrs["max_epochs"] = kwargs.get("max_epochs")
             return Val("obj", obj=trainer)
         if q in FW.FABRIC_CLASSES:
             fabric = Obj("lightning_fabric", qual=q)
@@ -439,8 +440,8 @@ class Library:
                 if d.kind == "device" and d.origin is not None and dev is not None and (dev.is_cpu or d.origin.kind == "attr"):
                     # (on the device of a plain attribute its module's move left behind: that attribute's cause)
                     return Val("tensor", dev, d.origin, dims=_factory_dims(rest, node))
-                return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}"),
-                           dims=_factory_dims(rest, node))
+                return Val("tensor", dev, Origin(span_of(node), f"created on {dev.render() if dev else '?'} at line {node.lineno}",
+                                                 "explicit"), dims=_factory_dims(rest, node))
             # an empty shape (`torch.ones(())`, `torch.zeros([])`, `size=()`) makes a 0-dim tensor: a
             # cpu scalar that mixes with any device
             shape = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "size"), None)

@@ -18,7 +18,7 @@ from devflow.analysis.interp.records import is_attribute_dict
 from devflow.analysis.interp.held_tensors import tensor_leaves, with_leaves
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
-from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS
+from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS, placement_changed
 
 
 def derives_from_optimizer(info, index, seen=None) -> bool:
@@ -603,6 +603,8 @@ class Modules:
             bound = (list(args) + [kwargs[k] for k in ("name", given) if k in kwargs])[:2]
             if len(bound) == 2 and bound[0].kind == "const":
                 obj.buffers.add(bound[0].const)
+                if bound[0].const in obj.attrs and placement_changed(obj.attrs[bound[0].const], bound[1]):
+                    self.heap_epoch += 1  # re-registered elsewhere: memoised calls that read the old buffer are stale
                 obj.attrs[bound[0].const] = bound[1]
                 return Val("const", const=None)
         if FW.TRACE_ARCHIVE and name == FW.TRACE_ARCHIVE["save_method"] and args and getattr(obj, "traced", None) is not None:

@@ -129,6 +129,8 @@ class Reporting:
                     if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (a[0].dev.is_rank and not b[0].dev.is_cpu) \
                             or _named_gpu_vs_current(a[0].dev, b[0].dev):
                         a, b = b, a
+                    if _hard_coded_gpu_vs_chosen(b[0], a[0]):
+                        a, b = b, a
                     self.report_mix(node, a, b, frame)
                     return True
         return False
@@ -502,3 +504,12 @@ def _named_gpu_vs_current(a: Dev, b: Dev) -> bool:
     """`a` on a GPU the program names (cuda:1), `b` on the *current* one (a bare "cuda", `.cuda()`, a legacy cuda
     type): the value that went to the current device by default is the one out of place."""
     return a.kind == b.kind == "cuda" and a.index is not None and not a.is_rank and b.index is None and b.key is None
+
+
+def _hard_coded_gpu_vs_chosen(fixed: Val, chosen: Val) -> bool:
+    """`torch.arange(n, device="cuda:1")` meeting a tensor on the device the program chose at run time
+    (`"cuda" if available else "cpu"`, flowing in from its model or batch): the factory's written-in GPU
+    cannot follow that choice, so it is the one out of place (reported where it is created)."""
+    return fixed.origin is not None and fixed.origin.kind == "explicit" and fixed.dev.kind == "cuda" \
+        and fixed.dev.index is not None and not fixed.dev.is_rank and chosen.dev.kind == "sym"
+

@@ -213,17 +213,13 @@ class Entries:
         own = _own_hooks()
         try:
             self._run_own_hooks(node, info, model, [h for h in own if h.endswith("_start")])
-            for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
-                found = info.method(hook)
-                if found is None or self.budget <= 0:
-                    continue
-                fn, cls = found
-                params = (fn.args.posonlyargs + fn.args.args)[1:]
-                at = F.LIGHTNING_BATCH_POSITION.get(hook)
-                hook_args = [UNKNOWN] * len(params)
-                if at is not None and at < len(params):
-                    hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
-                self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
+            self._run_step_hooks(node, info, model, dev)
+            if _runs_another_epoch(node, trainer):
+                # the fit loop's next epoch sees what the epoch-end hooks left on the module (a buffer
+                # re-registered on the cpu, a tensor attribute rebuilt there): they run, then the steps again
+                self._run_own_hooks(node, info, model, [h for h in own if h.endswith("epoch_end")])
+                self._run_own_hooks(node, info, model, [h for h in own if h.endswith("epoch_start")])
+                self._run_step_hooks(node, info, model, dev)
             self._run_own_hooks(node, info, model, [h for h in own if not h.endswith("_start")])
             if trainer is not None and trainer.kind == "lightning_trainer":
                 self._run_callbacks(node, trainer, info, model, dev)
@@ -231,6 +227,20 @@ class Entries:
             self.lightning_group = saved_group
         obj.dev = TOP
         return UNKNOWN
+
+    def _run_step_hooks(self, node, info, model: Val, dev: Dev) -> None:
+        """The module's step hooks (`training_step`, `validation_step`, ...) on the batches moved to its device."""
+        for hook in sorted(F.LIGHTNING_AFTER_TRANSFER):
+            found = info.method(hook)
+            if found is None or self.budget <= 0:
+                continue
+            fn, cls = found
+            params = (fn.args.posonlyargs + fn.args.args)[1:]
+            at = F.LIGHTNING_BATCH_POSITION.get(hook)
+            hook_args = [UNKNOWN] * len(params)
+            if at is not None and at < len(params):
+                hook_args[at] = self._transferred_batch(info, model, dev, params[at], hook)
+            self.call_function(FuncRef(fn, None, cls, "method"), hook_args, {}, model, node)
 
     def _run_own_hooks(self, node, info, model: Val, hooks: list[str]) -> None:
         """The module's own hooks, in this order, with unknown arguments; in a step hook checked on its own (`self`
@@ -333,3 +343,13 @@ class Entries:
                     if cur is None or cur.kind != "module":  # not built by the __init__ run (a branch not taken ...)
                         sub = Obj("module", qual=q, dev=dev, origin=Origin(span_of(st), f"a layer of `{owner.name}`, moved by the Trainer"))
                         obj.attrs[st.targets[0].attr] = Val("module", obj=sub)
+
+
+def _runs_another_epoch(node, trainer) -> bool:
+    """`trainer.fit(...)` runs epochs until max_epochs (Lightning's default: 1000), each after the previous
+    one's epoch-end hooks; validate / test / predict run one pass, and `max_epochs=1` one epoch."""
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit"):
+        return False
+    given = trainer.attrs.get("max_epochs") if trainer is not None else None
+    return given is None or not (given.kind == "const" and isinstance(given.const, int) and given.const <= 1)
+
