@@ -7,37 +7,18 @@ from __future__ import annotations
 
 import ast
 
+from devflow.analysis.interp.class_attrs import class_binding, eval_in_home, instance_may_store
 from devflow.analysis.values import Val
 
 
 def class_reference(interp, cls, attr: str) -> Val | None:
     """The value `cls.attr` names when the class body (or a base's) binds it to a name: a library class or
     function (`qual`) or a project class / function; None for anything else."""
-    from devflow.analysis.interp.expressions import _all_bases, _stores_attr  # (expressions imports this module)
+    from devflow.analysis.interp.expressions import _stores_attr  # (expressions imports this module)
 
-    for c in [cls] + list(_all_bases(cls)):
-        for st in c.node.body:
-            targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
-            if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-                continue
-            value = st.value
-            if not isinstance(value, (ast.Name, ast.Attribute)):
-                return None
-            main = getattr(interp, "main_unit", None)
-            indexes = [interp.index, c.home, main.index if main is not None else None] + \
-                [u.index for u in getattr(interp, "units", {}).values() if u is not None]
-            if any(ix is not None and _stores_attr(ix, attr) for ix in indexes):
-                return None
-            cache = interp.__dict__.setdefault("_class_refs", {})
-            key = (id(st), attr)
-            if key not in cache:
-                unit = interp.unit_of_index(c.home) if interp.units else None
-                saved = interp.enter(unit) if unit is not None and unit is not interp.unit else None
-                try:
-                    got = interp.eval(value, interp.module_frame)
-                finally:
-                    if saved is not None:
-                        interp.leave(saved)
-                cache[key] = got if got.kind in ("qual", "class", "func") else None
-            return cache[key]
-    return None
+    c, value = class_binding(cls, attr)
+    if c is None or not isinstance(value, (ast.Name, ast.Attribute)) or \
+            instance_may_store(interp, c.home, attr, _stores_attr):
+        return None
+    got = eval_in_home(interp, c.home, value, "_class_refs")
+    return got if got.kind in ("qual", "class", "func") else None

@@ -11,6 +11,7 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
+from devflow.analysis.interp.class_attrs import class_binding, eval_in_home, instance_may_store
 from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.matmul_operands import matmul_operand
 from devflow.analysis.interp.sequence_repeat import repeated_sequence
@@ -235,46 +236,21 @@ class Expressions:
         (dict / list / tuple display) the class holds, evaluated once in the file that defines the class.
         Other class-level values are left out: an instance attribute set where this run does not see it
         would hide them."""
-        for c in [cls] + list(_all_bases(cls)):
-            for st in c.node.body:
-                value = st.value if isinstance(st, (ast.Assign, ast.AnnAssign)) else None
-                targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
-                if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-                    continue
-                if not isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
-                    return None
-                cache = self.__dict__.setdefault("_class_tables", {})
-                key = (id(st), attr)
-                if key not in cache:
-                    unit = self.unit_of_index(c.home) if self.units else None
-                    saved = self.enter(unit) if unit is not None and unit is not self.unit else None
-                    try:
-                        cache[key] = self.eval(value, self.module_frame)
-                    finally:
-                        if saved is not None:
-                            self.leave(saved)
-                return cache[key]
-        return None
+        c, value = class_binding(cls, attr)
+        if c is None or not isinstance(value, (ast.Dict, ast.List, ast.Tuple)):
+            return None
+        return eval_in_home(self, c.home, value, "_class_tables")
 
     def class_constant(self, cls, attr: str) -> Val | None:
         """`cfg.device` where the class body says `device = "cuda"` and no instance sets its own: Python
         reads the class attribute through the instance. Only a literal, and only when no file this run
         reads stores `<anything>.device` (a config filled in at run time keeps it unknown)."""
-        for c in [cls] + list(_all_bases(cls)):
-            for st in c.node.body:
-                targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AnnAssign) else []
-                if not any(isinstance(t, ast.Name) and t.id == attr for t in targets):
-                    continue
-                value = st.value
-                if not isinstance(value, ast.Constant) or not isinstance(value.value, (str, int, float, bool, type(None))):
-                    return None
-                main = getattr(self, "main_unit", None)
-                indexes = [self.index, c.home, main.index if main is not None else None] + \
-                    [u.index for u in getattr(self, "units", {}).values() if u is not None]
-                if any(ix is not None and _stores_attr(ix, attr) for ix in indexes):
-                    return None
-                return Val("const", const=value.value)
-        return None
+        c, value = class_binding(cls, attr)
+        if c is None or not isinstance(value, ast.Constant) or \
+                not isinstance(value.value, (str, int, float, bool, type(None))) or \
+                instance_may_store(self, c.home, attr, _stores_attr):
+            return None
+        return Val("const", const=value.value)
 
     def device_of(self, t: Val, node) -> Val:
         if t.dev is not None and t.dev.known:
@@ -1143,12 +1119,6 @@ def _known_items(it: Val) -> list | None:
 
 def _is_host(v: Val) -> bool:
     return v.kind == "obj" and v.obj is not None and v.obj.kind == "host"
-
-
-def _all_bases(cls):
-    for b in cls.base_infos:
-        yield b
-        yield from _all_bases(b)
 
 
 def _maybe_int_index(sl: ast.expr, idx_vals) -> bool:

@@ -13,7 +13,7 @@ from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
-from devflow.analysis.interp.modules import tree_device
+from devflow.analysis.interp.modules import any_base, tree_device
 from devflow.analysis.interp.tensors import values_indices
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
@@ -1069,18 +1069,10 @@ def _modules_spread(node: ast.Call, rest: str) -> bool:
     return rest in ("nn.Sequential", "nn.modules.container.Sequential") and not node.keywords
 
 
-def _derives_from_builtin(info, index, seen=None) -> bool:
+def _derives_from_builtin(info, index) -> bool:
     """A project class with a builtin type (dict, list, ...) or an unresolved class among its bases."""
-    seen = seen if seen is not None else set()
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    resolved = {b.name for b in info.base_infos}
-    for b in info.bases:
-        q = (info.home or index).qualify(b)
-        if q.startswith("builtins.") or (b.rsplit(".", 1)[-1] not in resolved and not q.startswith(("torch.", "object"))):
-            return True
-    return any(_derives_from_builtin(b, index, seen) for b in info.base_infos)
+    return any_base(info, index, lambda q, resolved: q.startswith("builtins.") or
+                    (not resolved and not q.startswith(("torch.", "object"))))
 
 
 def _derives_from(info, base, seen=None) -> bool:

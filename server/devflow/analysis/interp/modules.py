@@ -849,18 +849,23 @@ class Modules:
         return out or UNKNOWN
 
 
-def _unresolved_base(info, index, seen=None) -> bool:
-    """A project class with a base class that is neither a project class nor a builtin / torch one."""
+def any_base(info, index, holds, seen=None) -> bool:
+    """Whether `holds(qualified_name, resolved)` is true of a base of the project class `info` or of its project
+    bases; `resolved`: the base is a project class the index found."""
     seen = seen if seen is not None else set()
     if id(info) in seen:
         return False
     seen.add(id(info))
     resolved = {b.name for b in info.base_infos}
-    for b in info.bases:
-        q = (info.home or index).qualify(b)
-        if b.rsplit(".", 1)[-1] not in resolved and not q.startswith(("builtins.", "torch.", "object", "typing.", "abc.")):
-            return True
-    return any(_unresolved_base(b, index, seen) for b in info.base_infos)
+    if any(holds((info.home or index).qualify(b), b.rsplit(".", 1)[-1] in resolved) for b in info.bases):
+        return True
+    return any(any_base(b, index, holds, seen) for b in info.base_infos)
+
+
+def _unresolved_base(info, index) -> bool:
+    """A project class with a base class that is neither a project class nor a builtin / torch one."""
+    return any_base(info, index, lambda q, resolved: not resolved and
+                    not q.startswith(("builtins.", "torch.", "object", "typing.", "abc.")))
 
 
 def extend_container(obj, seq) -> None:
