@@ -27,17 +27,25 @@ CURRENT_IS_DEFAULT: ContextVar = ContextVar("CURRENT_IS_DEFAULT", default=None)
 
 
 class Dev:
-    __slots__ = ("kind", "index", "key", "text", "accel")
+    __slots__ = ("kind", "index", "key", "text", "accel", "gpu")
 
-    def __init__(self, kind: str, index: int | None = None, key=None, text: str = "", accel: bool = False):
+    def __init__(self, kind: str, index: int | None = None, key=None, text: str = "", accel: bool = False,
+                 gpu: "Dev | None" = None):
         self.kind = kind  # "cpu" | "cuda" | "mps" | "meta" | "sym" | "top"
         self.index = index
         self.key = key
         self.text = text
         self.accel = accel
+        # a device chosen between the cpu and a GPU (`f"cuda:{rank}" if available else "cpu"`): the GPU it is where
+        # CUDA is available (not part of its identity)
+        self.gpu = gpu
 
     def __repr__(self) -> str:
         return f"Dev({self.render()})"
+
+    def named(self, text: str) -> "Dev":
+        """The same device under another name (a symbolic device bound to a variable)."""
+        return Dev(self.kind, self.index, self.key, text, self.accel, self.gpu)
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, Dev):

@@ -496,8 +496,9 @@ class Expressions:
                 if {da.kind, db.kind} == {"cuda", "cpu"} else None
             # the key keeps the accelerator's kind: on a CUDA machine `"cuda" if ... else "cpu"` is the GPU
             accel = next((d.kind for d in (da, db) if d.kind != "cpu"), None)
+            side = next((d for d in (da, db) if d.kind == "cuda"), None) if {da.kind, db.kind} == {"cuda", "cpu"} else None
             return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset, accel),
-                                     text=self.text(node), accel=True), Origin(span_of(node), f"chosen at line {node.lineno}"))
+                                     text=self.text(node), accel=True, gpu=side), Origin(span_of(node), f"chosen at line {node.lineno}"))
         legacy = _accelerator_tensor_type(a, b)
         if legacy is not None:
             # `torch.cuda.FloatTensor if use_cuda else torch.FloatTensor`: like a device chosen the same way,

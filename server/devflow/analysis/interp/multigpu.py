@@ -344,7 +344,10 @@ class MultiGpu:
         if ids.kind != "obj" or ids.obj is None or ids.obj.kind not in ("list", "tuple") or len(ids.obj.items) != 1:
             return
         want = self.cuda_index_dev(ids.obj.items[0], "")
-        dev = obj.dev
+        # a device chosen between the cpu and a GPU is that GPU where CUDA is available (on the cpu path DDP refuses
+        # device_ids for a cpu module as well)
+        chosen = obj.dev if obj.dev is not None and obj.dev.kind == "sym" and obj.dev.gpu is not None else None
+        dev = chosen.gpu if chosen is not None else obj.dev
         if want is None or dev is None or not dev.known or dev.kind != "cuda" or obj.dispatched \
                 or getattr(obj, "standalone", False) or not definitely_differ(dev, want):
             return
@@ -359,9 +362,12 @@ class MultiGpu:
                 "torch.cuda.set_device(local_rank) is called first") if dev.index is None and not dev.is_rank else \
             ("; a global rank numbers the processes of all the nodes, a GPU index only those of one machine: they "
              "differ on every node but the first") if dev.is_rank and want.is_rank else ""
-        self.add(Finding("DEV106", span_of(node),
+        why = [f"{dev.render()} where CUDA is available"] if chosen is not None else []
+        why += [where.reason] if where else []
+        on = (chosen or dev).render() + (f" ({'; '.join(why)})" if why else "")
+        self.add(Finding("DEV106", span_of(ids_node if ids_node is not None else node),
                          f"`{self.text(node.func)}` is given device_ids={ids_text} but the model is on "
-                         f"{dev.render()}{' (' + where.reason + ')' if where else ''}{note}; DistributedDataParallel "
+                         f"{on}{note}; DistributedDataParallel "
                          f"needs the model on that GPU: move it there (or call torch.cuda.set_device) before wrapping",
                          [(where.span, where.reason)] if where else [], None))
 

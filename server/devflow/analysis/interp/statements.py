@@ -292,7 +292,8 @@ class Statements:
             gpu = db if da.is_cpu else da if db.is_cpu else None
             if gpu is None or not (gpu.kind == "cuda" or gpu.kind == "sym" and gpu.accel):
                 continue
-            chosen = Dev("sym", key=("if-device", id(st), name), text=name, accel=True)
+            chosen = Dev("sym", key=("if-device", id(st), name), text=name, accel=True,
+                         gpu=gpu if gpu.kind == "cuda" else gpu.gpu)
             frame.env[name] = Val("device", chosen,
                                   Origin(span_of(st.test), f"chosen by `{self.text(st.test)}` at line {st.lineno}"))
             self._placed_on_chosen_device(before, env_body, env_else, da, db, chosen, frame)
@@ -580,7 +581,7 @@ class Statements:
             name = target.id
             if val.kind == "device" and val.dev is not None and val.dev.kind == "sym":
                 text = self.sym_names.setdefault(val.dev.key, name)
-                val = Val("device", Dev("sym", index=val.dev.index, key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+                val = Val("device", val.dev.named(text), val.origin)
             env = self.module_frame.env if frame.global_names and name in frame.global_names else frame.env
             env[name] = val.with_text(name) if val.kind in ("tensor", "module", "obj") else val
             if env is self.module_frame.env and self.module_frame is self.main_unit.module_frame:
@@ -590,7 +591,7 @@ class Statements:
                 val.obj.role = name  # `opt = parser.parse_args()`: its devices read `opt.device`
                 for k, a in val.obj.attrs.items():
                     if a.kind == "device" and a.dev is not None and a.dev.kind == "sym":
-                        val.obj.attrs[k] = Val("device", Dev("sym", index=a.dev.index, key=a.dev.key, text=f"{name}.{k}", accel=a.dev.accel), a.origin)
+                        val.obj.attrs[k] = Val("device", a.dev.named(f"{name}.{k}"), a.origin)
             if val.kind == "module" and val.obj is not None and getattr(val.obj, "assign_stmt", None) is None \
                     and isinstance(st, ast.Assign):
                 val.obj.assign_stmt = span_of(st)  # type: ignore[attr-defined]
@@ -746,7 +747,7 @@ class Statements:
             return
         if val.kind == "device" and val.dev is not None and val.dev.kind == "sym" and isinstance(target.value, ast.Name):
             text = self.sym_names.setdefault(val.dev.key, f"{target.value.id}.{name}")  # `self.device`
-            val = Val("device", Dev("sym", index=val.dev.index, key=val.dev.key, text=text, accel=val.dev.accel), val.origin)
+            val = Val("device", val.dev.named(text), val.origin)
         if not self.standalone and isinstance(target.value, ast.Name):
             self.hint(target, f"{target.value.id}.{name}", val)
         if obj.kind == "module" and val.kind == "module" and val.obj is not None and val.obj is not obj:
