@@ -350,22 +350,26 @@ class Reporting:
         obj = mod.obj
         if obj is None or getattr(obj, "standalone", False):
             return False
-        if obj.cls is not None and follows_input_device(obj.cls, self.builds_modules_cache):
-            return False  # its forward moves its own tensors to the input's device first
         if obj.qual and obj.qual.rsplit(".", 2)[-2:][0].endswith("Pipeline"):
             return False  # a diffusers / transformers pipeline moves its tensor arguments to its execution device
         mdev = obj.dev
         reported = False
+        # (asked only where an input would be reported: it reads the class's whole body)
+        realigns = lambda: obj.cls is not None and follows_input_device(obj.cls, self.builds_modules_cache)  # noqa: E731
         for v, t in args:
             if v.kind != "tensor" or v.dev is None or not v.dev.known or (v.scalar and v.dev.is_cpu):
                 continue
             if obj.dispatched:
                 if v.dev.is_cpu:
+                    if realigns():
+                        return False  # its forward moves its own tensors to the input's device first
                     self.report_dispatched_input(call, mod, v, t, frame)
                     return True
                 continue
             if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
                 continue
+            if not reported and realigns():
+                return False
             if v.dev.is_cpu or mdev.is_rank:
                 # every cpu input is reported (each where it was made), so that fixing them all makes
                 # the call run, not only the first one (a module on its rank's GPU: the input is wrong)
