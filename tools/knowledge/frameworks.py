@@ -449,31 +449,68 @@ def loop_hooks(wheel: Path, package: str) -> list[str]:
 
 
 def _fabric(wheel: Path) -> dict:
-    """Lightning Fabric: its class by every exported name, the process-group strategies of its own registry, and
-    its public methods that set up the processes' environment (the process group): those reaching the
-    strategy's `setup_environment` through Fabric's own methods (`launch` -> `_wrap_and_launch` -> partial of
-    `_wrap_with_setup`), a method being reached when it is called or referenced."""
+    """Lightning Fabric: its class by every exported name, the process-group strategies of its own registry, and,
+    from the Fabric class:
+    - `launches`: its public methods that set up the processes' environment (the process group): those reaching the
+      strategy's `setup_environment` through Fabric's own methods (`launch` -> `_wrap_and_launch` -> partial of
+      `_wrap_with_setup`), a method being reached when it is called or referenced;
+    - `module_setups`: its public methods that move the module they are given to the Fabric's device (those reaching
+      `_move_model_to_device`), each with the parameter whose False value skips the move (`move_to_device`);
+    - `device`: its properties that return the strategy's `root_device`;
+    - `accelerator_param`: the `__init__` parameter naming the accelerator (`"cpu"` keeps everything there)."""
     classes = {q for q in _defined_or_exported(wheel, "lightning/", "Fabric") if q.startswith("lightning.fabric.")
                or q.count(".") == 1}
     classes |= {"lightning_fabric" + e[len("lightning.fabric"):] for e in classes if e.startswith("lightning.fabric.")}
     launches: set[str] = set()
+    setups: dict[str, str | None] = {}
+    device: list[str] = []
+    accelerator = None
     for _name, tree in _trees(wheel, "lightning/fabric/fabric.py"):
         for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Fabric"):
             methods = {f.name: f for f in cls.body if isinstance(f, ast.FunctionDef)}
-            reach: set[str] = set()
-            changed = True
-            while changed:
-                changed = False
-                for name, f in methods.items():
-                    if name in reach or name == "__init__":
-                        continue
-                    attrs = {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute)}
-                    if "setup_environment" in attrs or attrs & reach:
-                        reach.add(name)
-                        changed = True
-            launches = {m for m in reach if not m.startswith("_")}
-    return {"classes": sorted(classes), "launches": sorted(launches),
-            "process_group_strategies": _process_group_strategies(wheel, "fabric")}
+            launches = {m for m in _reaching(methods, "setup_environment") if not m.startswith("_")}
+            for m in sorted(_reaching(methods, "_move_model_to_device")):
+                if not m.startswith("_"):
+                    setups[m] = _gate(methods[m], "_move_model_to_device")
+            device = sorted(name for name, f in methods.items()
+                            if any(_decorator_name(d) == "property" for d in f.decorator_list)
+                            and any(isinstance(r, ast.Return) and isinstance(r.value, ast.Attribute)
+                                    and r.value.attr == "root_device" for r in ast.walk(f)))
+            init = methods.get("__init__")
+            params = [a.arg for a in init.args.args + init.args.kwonlyargs] if init is not None else []
+            accelerator = "accelerator" if "accelerator" in params else None
+    return {"classes": sorted(classes), "launches": sorted(launches), "module_setups": setups, "device": device,
+            "accelerator_param": accelerator, "process_group_strategies": _process_group_strategies(wheel, "fabric")}
+
+
+def _reaching(methods: dict, attr: str) -> set[str]:
+    """The methods that use `attr` (an attribute: a call or a reference) or a method that does, transitively."""
+    reach: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for name, f in methods.items():
+            if name in reach or name == "__init__":
+                continue
+            attrs = {n.attr for n in ast.walk(f) if isinstance(n, ast.Attribute)}
+            if attr in attrs or attrs & reach:
+                reach.add(name)
+                changed = True
+    return reach
+
+
+def _gate(f: ast.FunctionDef, attr: str) -> str | None:
+    """The parameter of `f` whose truth an `if` tests around the use of `attr` (`if move_to_device: ...`)."""
+    params = {a.arg for a in f.args.args + f.args.kwonlyargs}
+    for st in ast.walk(f):
+        if isinstance(st, ast.If) and isinstance(st.test, ast.Name) and st.test.id in params and \
+                any(isinstance(n, ast.Attribute) and n.attr == attr for b in st.body for n in ast.walk(b)):
+            return st.test.id
+    return None
+
+
+def _decorator_name(d: ast.expr) -> str:
+    return d.id if isinstance(d, ast.Name) else d.attr if isinstance(d, ast.Attribute) else ""
 
 
 def _callback_hooks(wheel: Path) -> dict:

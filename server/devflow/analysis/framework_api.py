@@ -77,6 +77,11 @@ FABRIC_LAUNCHES = frozenset(_FABRIC.get("launches", []))
 FABRIC_GROUP_STRATEGIES = frozenset(_FABRIC.get("process_group_strategies", {}).get("names", []))
 FABRIC_GROUP_STRATEGY_CLASSES = frozenset(_FABRIC.get("process_group_strategies", {}).get("classes", []))
 FABRIC_SEVERAL_DEVICES = _FABRIC.get("process_group_strategies", {}).get("several_devices")
+# the Fabric methods moving the module they set up to its device ({method: the parameter whose False skips it}),
+# its properties giving that device, and the `__init__` parameter naming the accelerator
+FABRIC_MODULE_SETUPS: dict = _FABRIC.get("module_setups", {})
+FABRIC_DEVICE = frozenset(_FABRIC.get("device", []))
+FABRIC_ACCELERATOR_PARAM = _FABRIC.get("accelerator_param")
 
 # Metric libraries (torchmetrics 1.x and 0.6, generated): their metric classes (`torchmetrics.Accuracy`, the `Metric`
 # base projects subclass), built on the cpu; the methods registering a metric's states (`add_state(name, default)`:

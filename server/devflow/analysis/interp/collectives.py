@@ -22,11 +22,14 @@
 
 from __future__ import annotations
 
+import ast
+
 from devflow.analysis import framework_api as FW
 from devflow.analysis.findings import Finding
 from devflow.analysis.interp.env_devices import is_env_read
 from devflow.analysis.interp.frames import span_of
-from devflow.analysis.values import UNKNOWN, Obj, Val
+from devflow.analysis.lattice import CPU, TOP, Dev
+from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 
 _PREFIX = "torch.distributed."
 _CONFLICT = "conflict"
@@ -85,10 +88,26 @@ class Collectives:
             return None
         return span_of(node), self.text(node)
 
+    def fabric_device(self, node, kwargs) -> Dev | None:
+        """Where a Fabric runs: its accelerator's device ("gpu" / "cuda" / "auto" or none: the GPU of a machine with
+        CUDA, the process's own with several), the cpu for "cpu"; None when the accelerator is not known."""
+        if "__opaque__" in kwargs:
+            return None
+        acc = kwargs.get(FW.FABRIC_ACCELERATOR_PARAM) if FW.FABRIC_ACCELERATOR_PARAM else None
+        if acc is not None and not (acc.kind == "const" and acc.const in ("gpu", "cuda", "auto", "cpu", None)):
+            return None
+        if acc is not None and acc.const == "cpu":
+            return CPU
+        return Dev("sym", key=("fabric", id(node)), text="fabric.device", accel=True)
+
     def fabric_method(self, node, fabric: Val, name: str, args, kwargs) -> Val:
         """`fabric.launch()` (generated: the Fabric methods that set up the processes' environment): from here the
         default process group is the one of the Fabric's strategy (NCCL on GPUs); `fabric.launch(fn)` runs
-        `fn(fabric, ...)` in each process with it."""
+        `fn(fabric, ...)` in each process with it. `fabric.setup(model, *optimizers)` / `setup_module(model)`
+        (generated: the methods moving the module they set up) move the model to the Fabric's device, as `.to()`
+        does: the optimizers' state stays where it is; they give back what they were given."""
+        if name in FW.FABRIC_MODULE_SETUPS:
+            return self._fabric_setup(node, fabric, FW.FABRIC_MODULE_SETUPS[name], args, kwargs)
         if name not in FW.FABRIC_LAUNCHES:
             return UNKNOWN
         group = fabric.obj.attrs.get("process_group")
@@ -103,6 +122,24 @@ class Collectives:
             return self.call(node, fn, None, [fabric] + list(args[1:]), {k: v for k, v in kwargs.items() if k != "function"},
                              self.frame)
         return UNKNOWN
+
+    def _fabric_setup(self, node, fabric: Val, gate: str | None, args, kwargs) -> Val:
+        if "__opaque__" in kwargs or any(a.kind == "unknown" and a.const == "*" for a in args) or not args:
+            return UNKNOWN
+        flag = kwargs.get(gate) if gate else None
+        moves = flag is None or flag.kind == "const" and flag.const is True
+        mod, dev = args[0], fabric.obj.dev
+        if dev is not None and dev.kind == "sym" and isinstance(node.func, ast.Attribute):
+            dev = dev.named(f"{self.text(node.func.value)}.device")  # (as this code names it: fixes write it)
+        if mod.kind == "module" and mod.obj is not None and not mod.obj.dispatched:
+            if moves and dev is not None:
+                self.move_module(node, mod, dev, self.frame, self.text(node), self.text(node.func))
+            elif not (flag is not None and flag.kind == "const" and flag.const is False):
+                # `Fabric(accelerator=args.accelerator)`, `move_to_device=args.move`: where the model ends up is
+                # not known
+                self._move_rec(mod.obj, TOP, Origin(span_of(node), f"maybe moved by `{self.text(node)}` at line "
+                                                                   f"{node.lineno}"), self.frame, set())
+        return args[0] if len(args) == 1 else Val("obj", obj=Obj("tuple", items=list(args)))
 
     def check_synced_log(self, node, name: str, args, kwargs) -> None:
         """`self.log(name, value, sync_dist=True)` in a hook the Trainer runs with an NCCL process group: the

@@ -197,6 +197,9 @@ class Expressions:
                 self.optimizer_state_read(obj)
             if obj.kind == "accelerator":
                 return self.accelerator_attr(obj, attr)
+            if obj.kind == "lightning_fabric" and attr in FW.FABRIC_DEVICE and obj.dev is not None:
+                dev = obj.dev.named(self.text(node)) if obj.dev.kind == "sym" else obj.dev
+                return Val("device", dev, obj.origin)  # `fabric.device`
             if (component := sub_processor(obj, attr)) is not None:  # `processor.feature_extractor`
                 return component
             if obj.kind == "host" and not attr.startswith("_"):  # `arr.T`: still host data

@@ -61,7 +61,8 @@ class Library:
             trainer.attrs["max_epochs"] = kwargs.get("max_epochs")
             return Val("obj", obj=trainer)
         if q in FW.FABRIC_CLASSES:
-            fabric = Obj("lightning_fabric", qual=q)
+            fabric = Obj("lightning_fabric", qual=q, dev=self.fabric_device(node, kwargs),
+                         origin=Origin(span_of(node), f"the Fabric of line {node.lineno}"))
             fabric.attrs["process_group"] = self.lightning_process_group(node, kwargs, fabric=True)
             return Val("obj", obj=fabric)
         if q in FW.LIGHTNING_GROUP_STRATEGY_CLASSES or q in FW.FABRIC_GROUP_STRATEGY_CLASSES:
