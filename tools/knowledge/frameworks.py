@@ -700,6 +700,19 @@ def accelerate(wheel: Path) -> dict:
             "cpu_flag": cpu_flag, "device": device_attr}
 
 
+def torch_module_subclasses(base_of: dict[str, list[str]], alias: dict[str, str]) -> set[str]:
+    """The classes deriving from a torch.nn class (Module, ModuleDict ...), directly or through one another."""
+    found: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for q, bases in base_of.items():
+            if q not in found and any(alias.get(b, b) in found or alias.get(b, b).startswith("torch.nn.") for b in bases):
+                found.add(q)
+                changed = True
+    return found
+
+
 def module_classes(wheel: Path, package: str) -> list[str]:
     """A model library's torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...), by defining
     module and by package re-export: a project class deriving from one is a module (`class CNN(ResNet)`)
@@ -715,14 +728,7 @@ def module_classes(wheel: Path, package: str) -> list[str]:
                 base_of[q] = [f"{plain[b.split('.', 1)[0]]}.{b.split('.', 1)[1]}" if "." in b and b.split(".", 1)[0] in plain
                               else b for b in bases]
     alias = _reexports(trees)
-    found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for q, bases in base_of.items():
-            if q not in found and any(alias.get(b, b) in found or alias.get(b, b).startswith("torch.nn.") for b in bases):
-                found.add(q)
-                changed = True
+    found = torch_module_subclasses(base_of, alias)
     found |= {a for a, q in alias.items() if q in found}
     # `from .resnet import *` in torchvision/models/__init__.py: torchvision.models.ResNet
     for mod, tree in trees.items():

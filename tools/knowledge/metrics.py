@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from knowledge.frameworks import _class_bases, _imports, _modules, _reexports
+from knowledge.frameworks import _class_bases, _imports, _modules, _reexports, torch_module_subclasses
 
 
 def _follow(alias: dict[str, str]) -> dict[str, str]:
@@ -35,17 +35,7 @@ def _follow(alias: dict[str, str]) -> dict[str, str]:
 
 
 def _module_classes(trees: dict, alias: dict[str, str]) -> set[str]:
-    base_of = _class_bases(trees)
-    found: set[str] = set()
-    changed = True
-    while changed:
-        changed = False
-        for q, bases in base_of.items():
-            if q not in found and any(alias.get(b, b) in found or alias.get(b, b).startswith("torch.nn.")
-                                      for b in bases):  # Module, ModuleDict (MetricCollection) ...
-                found.add(q)
-                changed = True
-    return found
+    return torch_module_subclasses(_class_bases(trees), alias)  # Module, ModuleDict (MetricCollection) ...
 
 
 def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef]:
