@@ -534,7 +534,8 @@ class Modules:
         obj = mod.obj
         if self.lightning_group is not None and name in FW.LIGHTNING_SYNCED_LOGS:
             self.check_synced_log(node, name, args, kwargs)
-        recv_text = self.text(node.func.value)
+        # (`layer = getattr(self, name); layer(x)`: a bound method called by another name has no receiver text)
+        recv_text = self.text(node.func.value) if isinstance(node.func, ast.Attribute) else mod.text or self.text(node.func)
         if name in ("to", "cuda", "cpu"):
             if name == "to":
                 dev = self.parse_to_args(args, kwargs, obj.dev)
