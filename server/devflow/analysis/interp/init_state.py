@@ -8,7 +8,8 @@ its calls not followed (as any standalone body): `self.model = AutoModel.from_pr
 .to(self.device)` with `self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")` is on
 the accelerator, while an attribute built from a parameter (`self.device = device`) stays unknown.
 
-Only classes that are not nn.Modules (a module's `forward` on its own has "the module's device") and only
+Only classes that are not nn.Modules (a module's `forward` on its own has "the module's device"), nor may be one (a base
+this run cannot read: a library model's subclass), and only
 methods that read an attribute `__init__` assigns: other methods need no state, and the pass costs one
 `__init__` run per such method. Not when a program that imports the file sets the process-wide default
 device (`torch.set_default_tensor_type('torch.cuda.FloatTensor')` in NeuS's exp_runner.py): a tensor the method
@@ -21,6 +22,7 @@ import ast
 import re
 
 from devflow.analysis.index import ClassInfo
+from devflow.analysis.interp.modules import unresolved_base
 from devflow.analysis.values import Val
 from devflow.analysis.walk import walk
 from devflow.analysis.interp.frames import FuncRef
@@ -50,6 +52,8 @@ class InitState:
     def init_standalone_self(self, fn, owner: ClassInfo, self_val: Val, site) -> None:
         if owner.is_module or fn.name == "__init__" or self_val.kind != "obj" or self_val.obj is None:
             return
+        if unresolved_base(owner, self.index):
+            return  # a base this run cannot read may make it an nn.Module (a library model's subclass)
         found = owner.method("__init__")
         if found is None:
             return

@@ -703,7 +703,7 @@ class Modules:
                 self.module_method(node, m, name, list(args), dict(kwargs), frame)
             return r
         if obj.kind == "instance" and name in ("to", "cuda", "cpu") and obj.cls is not None and \
-                _unresolved_base(obj.cls, self.index):
+                unresolved_base(obj.cls, self.index):
             # a project class whose base is not resolved (`TrainerModel` of an uninstalled package) may be an
             # nn.Module: `.to()` may move the submodules it holds, whose placement is then not known
             origin = Origin(span_of(node), f"maybe moved by `{self.text(node)}` at line {node.lineno}")
@@ -863,7 +863,7 @@ def any_base(info, index, holds, seen=None) -> bool:
     return any(any_base(b, index, holds, seen) for b in info.base_infos)
 
 
-def _unresolved_base(info, index) -> bool:
+def unresolved_base(info, index) -> bool:
     """A project class with a base class that is neither a project class nor a builtin / torch one."""
     return any_base(info, index, lambda q, resolved: not resolved and
                     not q.startswith(("builtins.", "torch.", "object", "typing.", "abc.")))
