@@ -495,11 +495,11 @@ class Expressions:
         da, db = _chosen_device(a), _chosen_device(b)
         if da is not None and db is not None and da != db:
             # `"cuda:1" if ... else "cpu"`: on the accelerator path it is that GPU (multi-GPU checks need the index)
-            gpu = next((d.index for d in (da, db) if d.kind == "cuda" and d.key is None), None) \
-                if {da.kind, db.kind} == {"cuda", "cpu"} else None
+            # (`side`: the GPU it is where CUDA is available, kept with the choice for the multi-GPU checks)
+            side = next(d for d in (da, db) if d.kind == "cuda") if {da.kind, db.kind} == {"cuda", "cpu"} else None
+            gpu = side.index if side is not None and side.key is None else None
             # the key keeps the accelerator's kind: on a CUDA machine `"cuda" if ... else "cpu"` is the GPU
             accel = next((d.kind for d in (da, db) if d.kind != "cpu"), None)
-            side = next((d for d in (da, db) if d.kind == "cuda"), None) if {da.kind, db.kind} == {"cuda", "cpu"} else None
             return Val("device", Dev("sym", index=gpu, key=("ifexp", node.lineno, node.col_offset, accel),
                                      text=self.text(node), accel=True, gpu=side), Origin(span_of(node), f"chosen at line {node.lineno}"))
         legacy = _accelerator_tensor_type(a, b)

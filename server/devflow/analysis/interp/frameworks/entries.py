@@ -101,7 +101,7 @@ class Entries:
             base = _generation_base(owner)
             if base is None:
                 return None
-            self._run_init(owner, self_val)  # what __init__ stores on self (a mask built on the cpu ...)
+            self.run_own_method(owner, self_val, "__init__")  # what __init__ stores on self (a mask built on the cpu ...)
             return self._generate_args(base, fn)
         if name in F.HF_TRAINER_HOOKS and not owner.is_module and _is_hf_trainer(owner):
             return self._trainer_hook_args(owner, self_val, fn, F.HF_TRAINER_HOOKS[name])
@@ -127,7 +127,7 @@ class Entries:
     def _trainer_hook_args(self, owner, self_val, fn, positions: dict) -> list:
         """A Trainer subclass's `compute_loss(model, inputs)`: the model the Trainer moved to `args.device` and
         the batch `_prepare_inputs` moved there (every tensor of it); `self` as its __init__ left it."""
-        self._run_init(owner, self_val)
+        self.run_own_method(owner, self_val, "__init__")
         params = [p for p in fn.args.posonlyargs + fn.args.args][1:]
         args = [UNKNOWN] * len(params)
         at_model, at_inputs = positions.get("model"), positions.get("inputs")
@@ -155,8 +155,10 @@ class Entries:
                     Origin(span_of(p), "passed by generate() on the model's device"), text=p.arg)
                 if i < len(passed) else UNKNOWN for i, p in enumerate(params)]
 
-    def _run_init(self, owner, self_val) -> None:
-        found = owner.method("__init__")
+    def run_own_method(self, owner, self_val, name: str) -> None:
+        """Run the class's method `name` on `self_val`, its calls followed, its other arguments unknown (what it
+        stores on `self` is what the entry point then sees)."""
+        found = owner.method(name)
         if found is None:
             return
         fn, cls = found
@@ -310,7 +312,7 @@ class Entries:
         the module's device, so its layers, submodules and buffers are there and plain tensor attributes
         are not (the Trainer moves with Module.to())."""
         obj = self_val.obj
-        self._run_init(owner, self_val)
+        self.run_own_method(owner, self_val, "__init__")
         obj.standalone = True  # type: ignore[attr-defined]  # its placement is the symbolic one, not a run's
         origin = Origin(span_of(fn), "moved to the module's device by the Lightning Trainer", "placed")
         self._move_rec(obj, dev, origin, self.frame, set())

@@ -18,7 +18,6 @@ import ast
 import unittest
 
 from devflow.analysis.values import UNKNOWN
-from devflow.analysis.interp.frames import FuncRef
 from devflow.analysis.interp.frameworks.entries import class_bases
 
 
@@ -72,15 +71,7 @@ class UnittestEntries:
     def test_method_args(self, owner, self_val, fn) -> list:
         """Run the class's setUp() on `self` (what it stores is what the test sees); the test takes no
         other argument from the runner."""
-        found = owner.method(SET_UP)
-        if found is not None:
-            setup, cls = found
-            n = len(setup.args.posonlyargs + setup.args.args) - 1
-            saved, self.standalone = self.standalone, False
-            try:
-                self.call_function(FuncRef(setup, None, cls, "method"), [UNKNOWN] * n, {}, self_val, None)
-            finally:
-                self.standalone = saved
+        self.run_own_method(owner, self_val, SET_UP)
         return [UNKNOWN] * (len(fn.args.posonlyargs + fn.args.args) - 1)
 
     def expects_raise(self, ctx, frame) -> bool:
