@@ -9,7 +9,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import concrete
 from devflow.analysis.walk import walk
 from devflow.rules.base import Context, Finding, FixPlan, Rule, kw, span
-from devflow.rules.scaler_members import member_scaler_findings
+from devflow.rules.scaler_members import member_scaler_findings, scaler_state_findings
 
 
 _CLI_OPTIONS = frozenset({"args", "opt", "opts", "options", "cfg", "config", "conf", "hparams", "FLAGS", "flags"})
@@ -480,31 +480,9 @@ class GradScalerStateNotSaved(Rule):
             restored = {c.func.value.id for c in nodes if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute)
                         and isinstance(c.func.value, ast.Name) and c.func.attr == "load_state_dict"}
             name, created = next(iter(scalers.items()))
-            is_saved, is_restored = name in saved, name in restored
-            for n in nodes:
-                if not isinstance(n, ast.Call):
-                    continue
-                if not is_saved and ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
-                        any(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "state_dict"
-                            for v in n.args[0].values):
-                    d = n.args[0]
-                    last = d.values[-1]
-                    fix = FixPlan("append", span(last), text=f', "scaler": {name}.state_dict()',
-                                  title=f'Save the scaler too: "scaler": {name}.state_dict()')
-                    out.append(Finding(self.code, span(n),
-                                       f"the checkpoint saves the model/optimizer but not the GradScaler `{name}` (line "
-                                       f"{created.lineno}): a resumed run restarts the loss scale from its initial value",
-                                       [(span(created), "GradScaler created here")], fix))
-                elif not is_restored and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
-                        isinstance(n.func.value, ast.Name) and "optim" in n.func.value.id.lower() and n.args and \
-                        isinstance(n.args[0], ast.Subscript) and isinstance(n.args[0].value, ast.Name):
-                    ck = n.args[0].value.id
-                    out.append(Finding(self.code, span(n),
-                                       f"the optimizer is resumed but the GradScaler `{name}` (line {created.lineno}) is "
-                                       f"not: its scale and growth tracker restart on resume",
-                                       [(span(created), "GradScaler created here")],
-                                       FixPlan("insert_after", span(n), text=f'if "scaler" in {ck}:\n    {name}.load_state_dict({ck}["scaler"])',
-                                               title="Restore the scaler state when the checkpoint has it")))
+            out += scaler_state_findings(
+                ctx, self.code, [n for n in nodes if isinstance(n, ast.Call)], name, created, name in saved,
+                name in restored, lambda recv: isinstance(recv, ast.Name) and "optim" in recv.id.lower())
         return out + member_scaler_findings(ctx, self.code)
 
 

@@ -52,6 +52,37 @@ def _is_optimizer(qual: str) -> bool:
     return qual.startswith("torch.optim.") and qual.rsplit(".", 1)[-1] in T.OPTIMIZERS
 
 
+def scaler_state_findings(ctx: Context, code: str, calls, scaler: str, created: ast.Assign, saved: bool,
+                          restored: bool, is_optimizer) -> list[Finding]:
+    """The checkpoints among `calls` that leave out the GradScaler `scaler` (its text: `scaler`, `self.scaler`):
+    `torch.save({... .state_dict() ...})` where it is never saved, `<optimizer>.load_state_dict(ckpt[...])` (the
+    receiver satisfying `is_optimizer`) where it is never restored."""
+    out = []
+    for n in calls:
+        if not saved and ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
+                any(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "state_dict"
+                    for v in n.args[0].values):
+            out.append(Finding(
+                code, span(n),
+                f"the checkpoint saves the model/optimizer but not the GradScaler `{scaler}` (line "
+                f"{created.lineno}): a resumed run restarts the loss scale from its initial value",
+                [(span(created), "GradScaler created here")],
+                FixPlan("append", span(n.args[0].values[-1]), text=f', "scaler": {scaler}.state_dict()',
+                        title=f'Save the scaler too: "scaler": {scaler}.state_dict()')))
+        elif not restored and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
+                is_optimizer(n.func.value) and n.args and isinstance(n.args[0], ast.Subscript) and \
+                isinstance(n.args[0].value, ast.Name):
+            ck = n.args[0].value.id
+            out.append(Finding(
+                code, span(n),
+                f"the optimizer is resumed but the GradScaler `{scaler}` (line {created.lineno}) is not: "
+                f"its scale and growth tracker restart on resume",
+                [(span(created), "GradScaler created here")],
+                FixPlan("insert_after", span(n), text=f'if "scaler" in {ck}:\n    {scaler}.load_state_dict({ck}["scaler"])',
+                        title="Restore the scaler state when the checkpoint has it")))
+    return out
+
+
 def member_scaler_findings(ctx: Context, code: str) -> list[Finding]:
     out = []
     for cls in (n for n in ctx.index.nodes if isinstance(n, ast.ClassDef)):
@@ -65,29 +96,7 @@ def member_scaler_findings(ctx: Context, code: str) -> list[Finding]:
             continue
         optimizers = set(_bound_members(ctx, cls, _is_optimizer))
         for f, s in _methods(cls):
-            for n in walk(f):
-                if not isinstance(n, ast.Call):
-                    continue
-                if not saved and ctx.qual(n.func) == "torch.save" and n.args and isinstance(n.args[0], ast.Dict) and \
-                        any(isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr == "state_dict"
-                            for v in n.args[0].values):
-                    out.append(Finding(
-                        code, span(n),
-                        f"the checkpoint saves the model/optimizer but not the GradScaler `{s}.{name}` (line "
-                        f"{created.lineno}): a resumed run restarts the loss scale from its initial value",
-                        [(span(created), "GradScaler created here")],
-                        FixPlan("append", span(n.args[0].values[-1]), text=f', "scaler": {s}.{name}.state_dict()',
-                                title=f'Save the scaler too: "scaler": {s}.{name}.state_dict()')))
-                elif not restored and isinstance(n.func, ast.Attribute) and n.func.attr == "load_state_dict" and \
-                        _member(n.func.value, s) in optimizers and n.args and isinstance(n.args[0], ast.Subscript) and \
-                        isinstance(n.args[0].value, ast.Name):
-                    ck = n.args[0].value.id
-                    out.append(Finding(
-                        code, span(n),
-                        f"the optimizer is resumed but the GradScaler `{s}.{name}` (line {created.lineno}) is not: "
-                        f"its scale and growth tracker restart on resume",
-                        [(span(created), "GradScaler created here")],
-                        FixPlan("insert_after", span(n),
-                                text=f'if "scaler" in {ck}:\n    {s}.{name}.load_state_dict({ck}["scaler"])',
-                                title="Restore the scaler state when the checkpoint has it")))
+            calls = [n for n in walk(f) if isinstance(n, ast.Call)]
+            out += scaler_state_findings(ctx, code, calls, f"{s}.{name}", created, saved, restored,
+                                         lambda recv, s=s: _member(recv, s) in optimizers)
     return out
