@@ -22,7 +22,7 @@ import ast
 import re
 
 from devflow.analysis.index import ClassInfo
-from devflow.analysis.interp.modules import unresolved_base
+from devflow.analysis.interp.class_bases import unresolved_base
 from devflow.analysis.values import Val
 from devflow.analysis.walk import walk
 from devflow.analysis.interp.frames import FuncRef

@@ -15,20 +15,15 @@
 from __future__ import annotations
 
 from devflow.analysis import framework_api as FW
+from devflow.analysis.interp.class_bases import any_base
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.lattice import CPU, join
 from devflow.analysis.values import Obj, Origin, Val
 
 
-def derives_from_metric(info, index, seen=None) -> bool:
+def derives_from_metric(info, index) -> bool:
     """A project class built on a metric library's class (`class MetricACC(torchmetrics.Metric)`)."""
-    seen = seen if seen is not None else set()
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    if any((info.home or index).qualify(b) in FW.METRIC_CLASSES for b in info.bases):
-        return True
-    return any(derives_from_metric(b, index, seen) for b in info.base_infos)
+    return any_base(info, index, lambda q, resolved: q in FW.METRIC_CLASSES)
 
 
 def metric_states_device(obj):

@@ -19,6 +19,7 @@ from devflow.analysis.interp.held_tensors import tensor_leaves, with_leaves
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS, placement_changed
+from devflow.analysis.interp.class_bases import unresolved_base
 
 
 def derives_from_optimizer(info, index, seen=None) -> bool:
@@ -848,25 +849,6 @@ class Modules:
         for v in obj.keys.values():
             out = v if out is None else self.join(out, v)
         return out or UNKNOWN
-
-
-def any_base(info, index, holds, seen=None) -> bool:
-    """Whether `holds(qualified_name, resolved)` is true of a base of the project class `info` or of its project
-    bases; `resolved`: the base is a project class the index found."""
-    seen = seen if seen is not None else set()
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    resolved = {b.name for b in info.base_infos}
-    if any(holds((info.home or index).qualify(b), b.rsplit(".", 1)[-1] in resolved) for b in info.bases):
-        return True
-    return any(any_base(b, index, holds, seen) for b in info.base_infos)
-
-
-def unresolved_base(info, index) -> bool:
-    """A project class with a base class that is neither a project class nor a builtin / torch one."""
-    return any_base(info, index, lambda q, resolved: not resolved and
-                    not q.startswith(("builtins.", "torch.", "object", "typing.", "abc.")))
 
 
 def extend_container(obj, seq) -> None:
