@@ -24,6 +24,7 @@ from devflow.analysis.interp.batch_moves import batch_moved_in_place
 from devflow.analysis.interp.param_moves import moved_at_exit, note_param_moved, rebind_moved_args
 from devflow.analysis.interp.modules import derives_from_optimizer, eager_state_store, places_state_itself
 from devflow.analysis.interp.metrics import derives_from_metric, metric_states_device
+from devflow.analysis.interp.optimizer_base import optimizer_built
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, class_member, call_sig, MAX_CHOICES, MAX_DEPTH, method_kind
 from devflow.analysis.interp.expressions import instances_of_choice
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
@@ -201,6 +202,9 @@ class Calls:
                     return self.call_function(FuncRef(fn, None, owner, "method"), [], {}, sup.bound, None)
                 return Val("func", func=FuncRef(fn, None, owner, "classmethod" if "classmethod" in decos else "method"),
                            bound=sup.bound)
+        if attr == "__init__" and sup.bound is not None and sup.bound.kind == "obj" and \
+                derives_from_optimizer(sup.func, self.index):
+            return Val("method", const="__init__", bound=sup.bound)  # torch.optim.Optimizer's: see optimizer_base
         if attr == "__call__" and sup.bound is not None and sup.bound.kind == "module":
             return Val("method", const="forward", bound=sup.bound)  # nn.Module.__call__ runs forward
         if attr in ("train", "eval") and sup.bound is not None and sup.bound.kind == "module":
@@ -664,6 +668,7 @@ class Calls:
         its `__init__` creates state tensors, they sit on those modules' device of this moment."""
         # restored by the `load_state_dict` it inherits like a built-in one, unless it places its state itself
         obj.project_optimizer = not places_state_itself(info)  # type: ignore[attr-defined]
+        optimizer_built(obj)
         mods = self._param_modules(args[:1] + [kwargs.get("params", UNKNOWN)])
         self.supersede_optimizers(mods)
         for m in mods:

@@ -14,7 +14,7 @@ from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIE
 from devflow.analysis.interp.expressions import _is_number
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
 from devflow.analysis.interp.class_bases import any_base
-from devflow.analysis.interp.modules import tree_device
+from devflow.analysis.interp.modules import derives_from_optimizer, tree_device
 from devflow.analysis.interp.tensors import values_indices
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
@@ -410,9 +410,10 @@ class Library:
             first = (a.posonlyargs + a.args)[:1]
             inst = frame.env.get(first[0].arg) if first else None
         if owner is None or inst is None or not (owner.base_infos or self.library_children_of(owner)
-                                                 or owner.is_module and inst.kind == "module"):
+                                                 or owner.is_module and inst.kind == "module"
+                                                 or derives_from_optimizer(owner, self.index)):
             # (a direct nn.Module subclass still has nn.Module's own members: `super().to(device)`,
-            # `super().__call__(x)` running forward)
+            # `super().__call__(x)` running forward; a torch.optim.Optimizer subclass its `__init__`)
             return UNKNOWN
         return Val("super", func=owner, bound=inst)
 

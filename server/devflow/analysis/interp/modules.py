@@ -20,6 +20,7 @@ from devflow.analysis.interp.repeat_move import record_move, repeated_move, simp
 from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS, placement_changed
 from devflow.analysis.interp.class_bases import unresolved_base
+from devflow.analysis.interp.optimizer_base import optimizer_base_init
 
 
 def derives_from_optimizer(info, index, seen=None) -> bool:
@@ -712,6 +713,9 @@ class Modules:
                 if v.kind == "module" and v.obj is not None:
                     self._move_rec(v.obj, TOP, origin, frame, set())
             return r
+        if name == "__init__" and obj.kind == "instance" and obj.cls is not None and \
+                derives_from_optimizer(obj.cls, self.index):
+            return optimizer_base_init(obj, args, kwargs)  # `super().__init__(params, defaults)`
         if obj.kind == "accelerator":
             return self.accelerator_method(node, obj, name, args, kwargs, frame)
         if obj.kind == "lightning_trainer":
