@@ -19,21 +19,14 @@ from devflow.analysis.interp.held_tensors import tensor_leaves, with_leaves
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS, placement_changed
-from devflow.analysis.interp.class_bases import unresolved_base
+from devflow.analysis.interp.class_bases import any_base, unresolved_base
 from devflow.analysis.interp.optimizer_base import optimizer_base_init
 
 
-def derives_from_optimizer(info, index, seen=None) -> bool:
+def derives_from_optimizer(info, index) -> bool:
     """A project class built on `torch.optim.Optimizer` (or on a built-in optimizer)."""
-    seen = seen if seen is not None else set()
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    for b in info.bases:
-        q = (info.home or index).qualify(b)
-        if q.startswith("torch.optim.") and q.rsplit(".", 1)[-1] in T.OPTIMIZERS | {"Optimizer"}:
-            return True
-    return any(derives_from_optimizer(b, index, seen) for b in info.base_infos)
+    return any_base(info, index, lambda q, resolved: q.startswith("torch.optim.")
+                    and q.rsplit(".", 1)[-1] in T.OPTIMIZERS | {"Optimizer"})
 
 
 def places_state_itself(info, seen=None) -> bool:
