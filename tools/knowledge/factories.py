@@ -36,7 +36,8 @@ _TO_TENSOR = ("ToTensor", "PILToTensor")
 _TORCH_FACTORIES = ("torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.tensor", "torch.arange",
                     "torch.LongTensor", "torch.from_numpy", "torch.as_tensor")
 _HOST_ANNOTATIONS = ("str", "int", "bool", "float", "List", "list", "Union", "Optional", "Sequence", "Tuple", "None",
-                     "Path")
+                     "Path", "BinaryIO", "bytes")
+_HOST_ATTRIBUTES = ("os.PathLike", "pathlib.Path", "typing.BinaryIO")  # `Union[BinaryIO, str, os.PathLike]`
 
 
 def _is_none(e) -> bool:
@@ -58,9 +59,25 @@ def _host_params(f, enums: frozenset = frozenset()) -> bool:
     package's enums such as torchvision's `ImageReadMode`)."""
     params = f.args.args[1:] if f.args.args and f.args.args[0].arg in ("self", "cls") else f.args.args
     params = [*params, *f.args.kwonlyargs]
-    return bool(params) and all(p.annotation is not None and all(
-        n.id in _HOST_ANNOTATIONS or n.id in enums for n in ast.walk(p.annotation) if isinstance(n, ast.Name))
-        for p in params)
+    return bool(params) and all(p.annotation is not None and _host_annotation(p.annotation, enums) for p in params)
+
+
+def _host_annotation(a, enums: frozenset) -> bool:
+    if isinstance(a, ast.Attribute):
+        return ast.unparse(a) in _HOST_ATTRIBUTES or _host_annotation(a.value, enums)
+    if isinstance(a, ast.Name):
+        return a.id in _HOST_ANNOTATIONS or a.id in enums
+    return all(_host_annotation(c, enums) for c in ast.iter_child_nodes(a) if isinstance(c, (ast.expr, ast.Name)))
+
+
+def _tensor_and_host_tuple(a) -> list | None:
+    """`-> Tuple[torch.Tensor, int]` (audio and its sample rate): for each item, whether it is a tensor; None
+    for any other annotation, or a tuple without a tensor."""
+    if not (isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name) and a.value.id in ("Tuple", "tuple")
+            and isinstance(a.slice, ast.Tuple)):
+        return None
+    items = [True if _tensor_annotation(e) else False if _host_annotation(e, frozenset()) else None for e in a.slice.elts]
+    return items if None not in items and any(items) else None
 
 
 def _device_default(f) -> str | None:
@@ -372,6 +389,11 @@ class _Scan:
             # host values in, a tensor out, no device anywhere: made where the default device is, the cpu
             # (`torchvision.io.read_image(path, mode)`)
             kinds = [{"kind": "cpu_tensor"}]
+        tup = _tensor_and_host_tuple(f.returns)
+        if tup is not None and all(k is None or k.get("kind") == "tuple" for k in kinds) and _host_params(f, self.enums) \
+                and not any(w in ast.unparse(f) for w in ("device", "cuda")):
+            # the same with a tuple of tensors and host values (`torchaudio.load(path)`: the audio and its rate)
+            kinds = [{"kind": "tuple", "items": [{"kind": "cpu_tensor"} if t else None for t in tup]}]
         if f.returns is not None and ast.unparse(f.returns) in ("nn.Module", "torch.nn.Module") and \
                 self.resolve(f.returns, mod, cls) == "torch.nn.Module":
             kinds = [{"kind": "model"}]  # declared a model (`create_model(...) -> torch.nn.Module`: its class picked at run time)

@@ -44,11 +44,12 @@ STATEFUL_MODULE_LIBRARIES = {"torchaudio": ("torchaudio", "2.11.0"), "torch_geom
 # (`open_clip.create_model_and_transforms`, `whisper.load_model`, `sam_model_registry[...]`): frameworks.json
 # `library_factories`, ast scan; distribution -> (package, version). encodec, openai-whisper and openai-clip
 # publish only sdists (read the same way). torchvision: its readers (`torchvision.io.read_image` gives a cpu tensor).
-# dgl: its graphs, whose `.to()` returns a moved copy (`dgl.graph(data)`, `dgl.batch(graphs)`).
+# dgl: its graphs, whose `.to()` returns a moved copy (`dgl.graph(data)`, `dgl.batch(graphs)`). torchaudio: its
+# loaders (`torchaudio.load(path)` gives the audio as a cpu tensor and its sample rate).
 FACTORY_LIBRARIES = {"open_clip_torch": ("open_clip", "3.3.0"), "segment_anything": ("segment_anything", "1.0"),
                      "encodec": ("encodec", "0.1.1"), "openai-whisper": ("whisper", "20250625"),
                      "openai-clip": ("clip", "1.0.1"), "torchvision": ("torchvision", LIBRARIES["torchvision"][0]),
-                     "dgl": ("dgl", "2.1.0")}
+                     "dgl": ("dgl", "2.1.0"), "torchaudio": STATEFUL_MODULE_LIBRARIES["torchaudio"]}
 INPUT_METHOD_LIBRARIES = ("transformers", "diffusers", "timm", "torchvision")
 TENSOR_LIBRARIES = {"einops": "0.8.2", "tiktoken": "0.14.0"}
 # Batch iterators taking device= (frameworks.json): torchtext's legacy data API, as it was before

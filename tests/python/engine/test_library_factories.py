@@ -10,6 +10,7 @@ an ast scan of the open_clip, segment_anything, encodec, whisper and OpenAI CLIP
 - `segment_anything.sam_model_registry["vit_h"](checkpoint=...)` and `EncodecModel.encodec_model_24khz()`
   build the model where the default device is;
 - `torchvision.io.read_image(path)` takes host values only and mentions no device: its tensor is on the cpu.
+- `torchaudio.load(path)` the same, with a tuple annotation (`-> Tuple[torch.Tensor, int]`): its audio is a cpu tensor.
 A model moved to the GPU fed the tokenizer's or the preprocessing's cpu tensors fails (DEV202 / DEV201 at
 the input's cause), as does a model left on the cpu fed GPU tensors (DEV106).
 
@@ -259,3 +260,70 @@ def test_read_image_moved_is_silent(tmp_path):
         out = model(img.unsqueeze(0))
     """})
     assert _codes(tmp_path, "predict.py") == []
+
+
+# ---- torchaudio's loaders: the same with a tuple of a tensor and host values (`-> Tuple[torch.Tensor, int]`)
+_SPEAKER = {"audio.py": """
+    import torchaudio
+
+
+    def load_mono(path, target_sr=16000):
+        wav, sr = torchaudio.load(path)
+        assert sr == target_sr, f"expected {target_sr} Hz audio, got {sr}"
+        return wav.mean(dim=0, keepdim=True){move}
+""", "embed.py": """
+    import torch
+    from torch import nn
+
+    from audio import load_mono
+
+
+    class SpeakerEncoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = nn.Linear(16000, 256)
+
+        def forward(self, wav):
+            return self.proj(wav[:, :16000])
+
+
+    class Embedder:
+        def __init__(self, device):
+            self.device = device
+            self.encoder = SpeakerEncoder().to(device).eval()
+
+        @torch.no_grad()
+        def __call__(self, path):
+            return self.encoder(load_mono(path))
+
+
+    if __name__ == "__main__":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        print(Embedder(device)("speaker.wav").shape)
+"""}
+
+
+def test_torchaudio_load_fed_to_a_gpu_model_split_into_files_one_helper_deeper(tmp_path):
+    _project(tmp_path, {k: v.replace("{move}", "") for k, v in _SPEAKER.items()})
+    assert _codes(tmp_path, "embed.py") == [(23, "DEV202")]
+
+
+def test_torchaudio_load_moved_by_the_helper_or_by_the_caller_is_silent(tmp_path):
+    _project(tmp_path, {k: v.replace("{move}", ".to('cuda')") for k, v in _SPEAKER.items()})
+    assert _codes(tmp_path, "embed.py") == []
+    _project(tmp_path, {k: v.replace("{move}", "").replace("load_mono(path))", "load_mono(path).to(self.device))")
+                        for k, v in _SPEAKER.items()})
+    assert _codes(tmp_path, "embed.py") == []
+
+
+def test_torchaudio_load_indexed_in_one_script(tmp_path):
+    _project(tmp_path, {"infer.py": """
+        import torch
+        import torchaudio
+        from torch import nn
+
+        model = nn.Conv1d(1, 8, 3).cuda()
+        wav = torchaudio.load("a.wav")[0]
+        out = model(wav.unsqueeze(0))
+    """})
+    assert _codes(tmp_path, "infer.py") == [(6, "DEV202")]
