@@ -143,6 +143,9 @@ def definitely_differ(a: Dev | None, b: Dev | None) -> bool:
         if a.kind == "sym" and b.kind == "sym":
             return False
         sym, other = (a, b) if a.kind == "sym" else (b, a)
+        if sym.accel and sym.gpu is not None and sym.gpu.is_rank and other.kind == "cuda":
+            # `f"cuda:{local_rank}" if available else "cpu"`: the rank's GPU wherever there is one
+            return definitely_differ(sym.gpu, other)
         if sym.accel and sym.index is not None and other.kind == "cuda":
             # `"cuda:1" if available else "cpu"`: that GPU wherever there is one
             return definitely_differ(Dev("cuda", sym.index), other)

@@ -373,6 +373,7 @@ class MultiGpu:
 
     def rank_mix_note(self, a: Dev | None, b: Dev | None) -> str:
         """A sentence for a mix of the rank's GPU and the current device."""
+        a, b = _rank_side(a), _rank_side(b)
         if a is not None and b is not None and a.kind == b.kind == "cuda" and a.key is None and b.key is None \
                 and (a.index is None) != (b.index is None):
             return ("; a bare cuda device is the current one, cuda:0 unless torch.cuda.set_device() changes it, "
@@ -391,6 +392,13 @@ class MultiGpu:
 
 
 _REPLICA = "each replica's GPU (DataParallel)"
+
+
+def _rank_side(dev: Dev | None) -> Dev | None:
+    """A device chosen between the cpu and the rank's GPU, taken on its GPU side; else the device itself."""
+    if dev is not None and dev.kind == "sym" and dev.gpu is not None and dev.gpu.is_rank:
+        return dev.gpu
+    return dev
 
 
 def cuda_path(dev: Dev | None) -> Dev | None:

@@ -126,7 +126,7 @@ class Reporting:
             for j in range(i + 1, len(tensors)):
                 a, b = tensors[i], tensors[j]
                 if definitely_differ(a[0].dev, b[0].dev):
-                    if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (a[0].dev.is_rank and not b[0].dev.is_cpu) \
+                    if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (_rank_gpu(a[0].dev) and not b[0].dev.is_cpu) \
                             or _named_gpu_vs_current(a[0].dev, b[0].dev):
                         a, b = b, a
                     if _hard_coded_gpu_vs_chosen(b[0], a[0]):
@@ -370,7 +370,7 @@ class Reporting:
                 continue
             if not reported and realigns():
                 return False
-            if v.dev.is_cpu or mdev.is_rank:
+            if v.dev.is_cpu or _rank_gpu(mdev):
                 # every cpu input is reported (each where it was made), so that fixing them all makes
                 # the call run, not only the first one (a module on its rank's GPU: the input is wrong)
                 self.report_mix(call, (v, t), (Val("tensor", mdev, obj.moved or obj.origin, text=MODULE_SIDE), self.text(call.func)
@@ -502,6 +502,12 @@ def _first_per_device(tensors: list) -> list:
             seen.add(dev)
             out.append((v, t))
     return out
+
+
+def _rank_gpu(dev: Dev) -> bool:
+    """The rank's GPU, itself or as the GPU side of a device chosen between it and the cpu
+    (`f"cuda:{local_rank}" if available else "cpu"`): the other value of a mix is the one out of place."""
+    return (dev.gpu if dev.kind == "sym" and dev.gpu is not None else dev).is_rank
 
 
 def _named_gpu_vs_current(a: Dev, b: Dev) -> bool:

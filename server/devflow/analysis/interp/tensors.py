@@ -12,6 +12,7 @@ from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
+from devflow.analysis.interp.moved_callables import moved_callable
 
 
 class Tensors:
@@ -36,6 +37,12 @@ class Tensors:
             return Val("tensor", dev, t.origin if dev is t.dev else
                        Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", "unknown-moved"),
                        scalar=t.scalar)  # a 0-dim value stays 0-dim through `.cpu()` / `.to()`
+        if t.origin is not None and t.origin.kind == "unknown-moved" and name in _MODULE_TENSOR_ACCESSORS:
+            # `models.__dict__[arch](...).to(d).named_parameters()`: torch.Tensor has no such method, the moved value
+            # is an nn.Module on `d`, and these are its own parameters / buffers, on `d` too
+            mod = moved_callable(t)
+            if mod is not None:
+                return self.module_method(node, mod, name, args, kwargs, frame)
         if t.origin is not None and t.origin.kind == "unknown-moved" and name not in _TENSOR_METHODS:
             # `Net(...).to(d).decode(z, idx)`: torch.Tensor has no such method, so the moved value is a module
             # or another object whose method may return anything and take tensors from anywhere
@@ -218,6 +225,9 @@ _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "std"
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
 _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})
+
+# nn.Module methods (no Tensor has them) that give the module's own parameters / buffers.
+_MODULE_TENSOR_ACCESSORS = frozenset({"parameters", "named_parameters", "buffers", "named_buffers"})
 
 # Methods of both nn.Module and Tensor that return the receiver's kind (or only Module's: eval/train).
 _MODULE_OR_TENSOR = frozenset({"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_",
