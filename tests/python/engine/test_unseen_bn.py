@@ -9,6 +9,10 @@
   library's own classes are: the whole model on that one device, no hooks, so cpu inputs (a tokenizer's output)
   fail there. A quantized load (bitsandbytes: accelerate hooks move the inputs), a strategy ("auto"), a real map
   or keywords spread from a dict stay unknown.
+- A tokenizer's output spread into a project submodule called from its parent module's code
+  (`self.model(**prompts)` in a method of an `nn.Module` wrapper) binds forward parameters not known here by
+  name: the mix is judged at that call, as for a model called from the top level (before, the submodule's
+  forward ran with those parameters unknown and nothing was said).
 
 Found while rebuilding tianyi-lab/MoE-Embedding (dropped from the batch: its model is 4-bit, which accelerate
 hooks), kept because both are how real projects load their own model classes."""
@@ -158,3 +162,55 @@ def test_project_subclass_quantized_load_is_hooked_and_silent(tmp_path):
 def test_project_subclass_auto_map_or_spread_keywords_stay_unknown(tmp_path):
     assert _project(tmp_path, 'device_map="auto"') == []
     assert _project(tmp_path, '**{"device_map": {"": 0}}') == []
+
+
+# --- `**batch` into a project submodule called from its parent's code ----------------------------------------
+
+_WRAPPER = """
+    import torch
+    from transformers import AutoTokenizer
+
+    from modeling import MyForCausalLM
+
+
+    class Embedder(torch.nn.Module):
+        def __init__(self, name):
+            super().__init__()
+            self.tokenizer = AutoTokenizer.from_pretrained(name)
+            self.model = LOAD
+
+        @torch.no_grad()
+        def encode(self, sentences):
+            prompts = self.tokenizer(sentences, padding=True, return_tensors="pt")
+            return self.model(**prompts)
+
+
+    if __name__ == "__main__":
+        Embedder("m").encode(["a", "b"])
+"""
+
+
+def _wrapper(tmp_path: Path, load: str, moved: bool = False) -> list[tuple[int, str]]:
+    (tmp_path / "modeling.py").write_text(textwrap.dedent(_MODELING))
+    src = textwrap.dedent(_WRAPPER).replace("LOAD", load)
+    if moved:
+        src = src.replace('return_tensors="pt")', 'return_tensors="pt").to("cuda:0")')
+    (tmp_path / "embed.py").write_text(src)
+    return [(d.span.line, d.code) for d in check_path(str(tmp_path / "embed.py")).diagnostics]
+
+
+def test_spread_tokens_into_a_moved_project_submodule(tmp_path):
+    assert _wrapper(tmp_path, 'MyForCausalLM.from_pretrained(name).to("cuda:0")') == [(16, "DEV202")]
+
+
+def test_spread_tokens_into_a_project_submodule_loaded_on_one_gpu(tmp_path):
+    assert _wrapper(tmp_path, 'MyForCausalLM.from_pretrained(name, device_map={"": 0})') == [(16, "DEV202")]
+
+
+def test_spread_tokens_moved_to_the_submodule_is_clean(tmp_path):
+    assert _wrapper(tmp_path, 'MyForCausalLM.from_pretrained(name).to("cuda:0")', moved=True) == []
+
+
+def test_spread_tokens_into_a_cpu_or_unknown_submodule_stays_silent(tmp_path):
+    assert _wrapper(tmp_path, "MyForCausalLM.from_pretrained(name)") == []
+    assert _wrapper(tmp_path, "MyForCausalLM.from_pretrained(name).to(torch.device(name))") == []
