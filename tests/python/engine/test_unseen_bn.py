@@ -13,6 +13,13 @@
   (`self.model(**prompts)` in a method of an `nn.Module` wrapper) binds forward parameters not known here by
   name: the mix is judged at that call, as for a model called from the top level (before, the submodule's
   forward ran with those parameters unknown and nothing was said).
+- `try: import torch ... except ImportError: ...` only guards torch's import: the program analyzed is a PyTorch
+  program, so the import succeeds and the handler (`return None, None`, `torch = None`) never runs. RLlib binds
+  torch in every file with `torch, nn = try_import_torch()` (bn_rllib_dqn_exploration_rand_cpu); before, the
+  handler's fallback was joined with the modules and every torch call in those files was unknown. A handler that
+  catches more than the import's failure, or a guard around another package's import, is still followed. (A class
+  whose base is such a name, `class Policy(nn.Module)`, is still not known as a module: class bases are resolved
+  from the imports.)
 
 Found while rebuilding tianyi-lab/MoE-Embedding (dropped from the batch: its model is 4-bit, which accelerate
 hooks), kept because both are how real projects load their own model classes."""
@@ -214,3 +221,76 @@ def test_spread_tokens_moved_to_the_submodule_is_clean(tmp_path):
 def test_spread_tokens_into_a_cpu_or_unknown_submodule_stays_silent(tmp_path):
     assert _wrapper(tmp_path, "MyForCausalLM.from_pretrained(name)") == []
     assert _wrapper(tmp_path, "MyForCausalLM.from_pretrained(name).to(torch.device(name))") == []
+
+
+# --- a try/except ImportError that only guards torch's import ------------------------------------------------
+
+_FRAMEWORK = """
+    def try_import_torch(error: bool = False):
+        try:
+            import torch
+            import torch.nn as nn
+
+            return torch, nn
+        except ImportError:
+            if error:
+                raise ImportError("Could not import PyTorch!")
+            return None, None
+"""
+
+_USER = """
+    from framework import try_import_torch
+
+    torch, nn = try_import_torch()
+
+
+    def explore(policy, obs, epsilon):
+        q = policy(obs)
+        coin = torch.rand((q.shape[0],)) < epsilon
+        return q[:, 0] * coin
+
+
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    policy = nn.Linear(4, 2).to(device)
+    explore(policy, torch.randn(8, 4, device=device), 0.1)
+"""
+
+
+def _guarded(tmp_path: Path, framework: str, user: str) -> list[tuple[int, str]]:
+    (tmp_path / "framework.py").write_text(textwrap.dedent(framework))
+    (tmp_path / "user.py").write_text(textwrap.dedent(user))
+    return [(d.span.line, d.code) for d in check_path(str(tmp_path / "user.py")).diagnostics]
+
+
+def test_torch_bound_by_a_guarded_import_helper(tmp_path):
+    assert _guarded(tmp_path, _FRAMEWORK, _USER) == [(9, "DEV201")]
+
+
+def test_torch_bound_by_a_guarded_import_helper_fixed(tmp_path):
+    user = _USER.replace("torch.rand((q.shape[0],))", "torch.rand((q.shape[0],), device=q.device)")
+    assert _guarded(tmp_path, _FRAMEWORK, user) == []
+
+
+def test_module_level_guarded_torch_import():
+    src = """
+        try:
+            import torch
+            from torch import nn
+        except ModuleNotFoundError:
+            torch = None
+            nn = None
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        model = nn.Linear(4, 2).to(device)
+        model(torch.randn(3, 4))
+    """
+    assert _codes(src) == [(11, "DEV201")]
+
+
+def test_a_handler_catching_more_than_the_import_is_still_followed(tmp_path):
+    assert _guarded(tmp_path, _FRAMEWORK.replace("except ImportError:", "except Exception:"), _USER) == []
+
+
+def test_a_guard_around_another_package_is_still_followed(tmp_path):
+    framework = _FRAMEWORK.replace("            import torch.nn as nn\n", "            import torch.nn as nn\n            import apex\n")
+    assert _guarded(tmp_path, framework, _USER) == []
