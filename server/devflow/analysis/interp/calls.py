@@ -567,7 +567,9 @@ class Calls:
         call's keywords and arguments it does not show) and loads weights into it where construction left it,
         unless the call places it (device / device_map / map_location, or keywords spread from a dict)."""
         if any(k.arg is None or k.arg in T.PLACING_KWARGS for k in node.keywords):
-            return UNKNOWN  # placed by the caller (a device, a device_map, or keywords not known here)
+            # placed by the caller: only a device_map naming one device is followed (the class's inherited loader
+            # places the whole model there, as for the library's own classes); other placements are not known here
+            return self.library_constructed_on_one_device(node, info, kwargs, frame)
         # the loaders pass the keywords they do not take themselves on to the class (`cls(**model_kwargs)`);
         # what else `__init__` receives (the saved config) is not known here
         val = self.instantiate(node, info, [], {**kwargs, "__opaque__": UNKNOWN}, frame)
@@ -577,6 +579,28 @@ class Calls:
         if info.is_module and obj.dev is not None and obj.dev.is_cpu:
             obj.origin = Origin(span_of(node), f"loaded by `{self.text(node.func)}(...)` at line {node.lineno} "
                                                "(built and loaded on cpu) and never moved")
+        return val
+
+    def library_constructed_on_one_device(self, node, info: ClassInfo, kwargs, frame) -> Val:
+        """`MyLM.from_pretrained(path, device_map={"": 0})` of a project subclass of a library model: without
+        quantization (accelerate hooks a quantized model) the inherited loader puts the whole model on that one
+        device and attaches no hooks, so inputs must be moved to it."""
+        dm = kwargs.get("device_map")
+        placing = {k.arg for k in node.keywords} & set(T.PLACING_KWARGS)
+        if not info.is_module or dm is None or placing != {"device_map"} or any(k.arg is None for k in node.keywords) \
+                or "quantization_config" in kwargs or "load_in_8bit" in kwargs or "load_in_4bit" in kwargs:
+            return UNKNOWN
+        one = self._one_device_map(dm)
+        if one is None:
+            return UNKNOWN
+        val = self.instantiate(node, info, [], {**kwargs, "__opaque__": UNKNOWN}, frame)
+        if val.obj is None:
+            return UNKNOWN
+        dm_node = next(k.value for k in node.keywords if k.arg == "device_map")
+        origin = Origin(span_of(node), f"loaded onto {one.render()} with device_map={self.text(dm_node)} "
+                                       f"at line {node.lineno}", kind="placed")
+        self._move_rec(val.obj, one, origin, frame, set())
+        val.obj.origin = origin
         return val
 
     def instantiate(self, node, info: ClassInfo, args, kwargs, frame) -> Val:

@@ -555,7 +555,10 @@ class Expressions:
         if isinstance(node.op, ast.Or):  # `device = device or torch.device("cuda")`: the first truthy value
             if len(vals) == 2 and is_env_read(vals[0]):
                 return configured_join(vals[0], vals[1]) or UNKNOWN  # `os.getenv("DEV") or "cuda"`
-            for written, v in zip(node.values, vals):
+            for i, (written, v) in enumerate(zip(node.values, vals)):
+                if v.kind == "rank" and all(o.kind == "const" and type(o.const) is int for o in vals[i + 1:]):
+                    # `os.environ.get("LOCAL_RANK") or 0`: the local rank, or 0 in a single process (its rank)
+                    return v
                 if v.kind == "const":
                     try:
                         if bool(v.const):

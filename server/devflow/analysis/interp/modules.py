@@ -249,9 +249,10 @@ class Modules:
                 # its constructor made it, exactly as if it had been named first
                 self.module_mix(node, mod, arg_pairs, frame, method)
                 return UNKNOWN
-        elif self._runs_inside(obj, frame, method):
+        elif self._runs_inside(obj, frame, method) and not spread:
             # a project submodule called from its parent's code: PyTorch raises inside its forward, where a
-            # parameter meets the input; said there
+            # parameter meets the input; said there (a `**batch` spread into it binds parameters not known here
+            # by name, so that mix is judged at this call, as for a model called from the top level)
             fn, owner = obj.cls.method(method or "forward")
             self._interproc.add(id(node))
             return self.call_function(FuncRef(fn, None, owner, "method"), args, kwargs, mod, node)

@@ -11,6 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
 from devflow.analysis.interp.held_tensors import tensor_leaves
+from devflow.analysis.interp.import_guards import torch_import_guard
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_branches import GlobalBranches
 from devflow.analysis.interp.default_branches import DefaultDeviceBranches
@@ -466,7 +467,8 @@ class Statements:
         before = dict(frame.env)
         self.exec_block(st.body, frame)
         env = frame.env
-        for h in (() if probe_only(self, st.body, frame) else st.handlers):  # (a probe of a known device succeeds)
+        skip = probe_only(self, st.body, frame) or torch_import_guard(st)  # (a probe of a known device succeeds; torch imports)
+        for h in (() if skip else st.handlers):
             frame.env = dict(before)
             self.exec_block(h.body, frame)
             env = self.join_env(env, frame.env)
