@@ -9,6 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
+from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
@@ -693,6 +694,9 @@ class Library:
                         if v.kind == "module" and isinstance(k, str):
                             items.append(v)
                             obj.attrs[k] = v
+                elif a.kind == "obj" and a.obj is not None and a.obj.kind == "dict" and getattr(a.obj, "exact", False) \
+                        and is_module_dict(obj):
+                    items.extend(entries_from_dict(obj, a.obj))  # `nn.ModuleDict({"cls": head, ...})`
                 elif a.kind == "obj" and a.obj is not None:
                     items.extend(x for x in a.obj.items if x.kind == "module")
                     if a.elem is not None and a.elem.kind == "module":

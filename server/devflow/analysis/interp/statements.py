@@ -10,6 +10,7 @@ import ast
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.interp.module_dicts import store_entry
 from devflow.analysis.interp.held_tensors import tensor_leaves
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
 from devflow.analysis.interp.global_branches import GlobalBranches
@@ -642,6 +643,8 @@ class Statements:
                     and definitely_differ(val.obj.dev or CPU, parent.dev):
                 self.report_added_after_move(parent, val.obj, target, st, frame)
                 parent.items.append(val)
+            elif base.kind == "module" and store_entry(base.obj, self.eval(target.slice, frame), val):
+                pass  # `self.heads[name] = head` on a ModuleDict registers the module under `name`
             elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
                 self._store_into_batch(target.value.id, base, val, frame)
             elif base.kind == "tensor" and base.batch == ENCODING and isinstance(target.value, ast.Attribute) \

@@ -1,0 +1,233 @@
+"""Semantics found missing on unseen real cases, batch BL (tests/fixtures/engine/unseen/bl_*): models written
+by hand and their data.
+
+- `nn.ModuleDict` entries: `d[key] = module` is `ModuleDict.__setitem__`, i.e. `add_module(key, module)`, so
+  the module is a registered entry that `d[key]` reads back; `nn.ModuleDict({...})` holds the dict's modules.
+  Read with a key not known there (`for k in self.obs_shapes: x = self.randomizers[k].forward_in(x)`), the
+  entry is any of them: when all are alike (one class, one device) one stands for all and its methods are
+  followed; entries that differ leave the read unknown (silent). robomimic's ObservationEncoder keeps its
+  observation randomizers this way, and GaussianNoiseRandomizer adds cpu noise to the moved observations."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+# --- ModuleDict entries ------------------------------------------------------------------------------------
+
+_ENCODER = """
+    from collections import OrderedDict
+
+    import torch
+    import torch.nn as nn
+
+
+    class Noise(nn.Module):
+        def __init__(self, std=0.3):
+            super().__init__()
+            self.std = std
+
+        def forward_in(self, inputs):
+            if self.training:
+                return torch.rand(size=inputs.shape) * self.std + inputs
+            return inputs
+
+
+    class Encoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.shapes = OrderedDict()
+            self.randomizers = nn.ModuleDict()
+
+        def register(self, name, shape, randomizer=None):
+            self.shapes[name] = shape
+            self.randomizers[name] = randomizer
+
+        def forward(self, obs):
+            feats = []
+            for k in self.shapes:
+                x = obs[k]
+                if self.randomizers[k] is not None:
+                    x = self.randomizers[k].forward_in(x)
+                feats.append(x)
+            return torch.cat(feats, dim=-1)
+
+
+    enc = Encoder()
+    enc.register("pos", (3,), randomizer=Noise(0.05))
+    enc.register("grip", (2,), randomizer=Noise(0.01))
+    enc = enc.to("cuda")
+    batch = {"pos": torch.randn(4, 3), "grip": torch.randn(4, 2)}
+    batch = {k: v.to("cuda") for k, v in batch.items()}
+    out = enc(batch)
+"""
+
+
+def test_module_dict_entry_read_with_a_loop_key():
+    assert _codes(_ENCODER) == [(15, "DEV201")]
+
+
+def test_module_dict_entry_fixed_noise_on_the_inputs_device_is_clean():
+    src = _ENCODER.replace("torch.rand(size=inputs.shape) * self.std", "torch.rand(size=inputs.shape, device=inputs.device) * self.std")
+    assert _codes(src) == []
+
+
+def test_module_dict_entries_that_differ_read_with_an_unknown_key_stay_silent():
+    src = """
+        import sys
+
+        import torch
+        import torch.nn as nn
+
+
+        class Noise(nn.Module):
+            def apply(self, x):
+                return x + torch.rand(x.shape)
+
+
+        class Clip(nn.Module):
+            def apply(self, x):
+                return x.clamp(-1, 1)
+
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.augs = nn.ModuleDict({"noise": Noise(), "clip": Clip()})
+
+            def forward(self, x, name):
+                return self.augs[name].apply(x)
+
+
+        net = Net().cuda()
+        net(torch.randn(2, 3).cuda(), sys.argv[1])
+    """
+    assert _codes(src) == []
+
+
+def test_module_dict_entry_renamed_and_read_with_a_known_key():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Jitter(nn.Module):
+            def perturb(self, x):
+                return x + torch.randn(x.shape)
+
+
+        class Policy(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.aug = nn.ModuleDict()
+                self.aug["state"] = Jitter()
+                self.head = nn.Linear(8, 2)
+
+            def forward(self, state):
+                return self.head(self.aug["state"].perturb(state))
+
+
+        policy = Policy().cuda()
+        policy(torch.randn(5, 8).cuda())
+    """
+    assert _codes(src) == [(8, "DEV201")]
+
+
+def test_module_dict_literal_entries_inside_a_trainer_class():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Jitter(nn.Module):
+            def perturb(self, x):
+                return x + torch.randn(x.shape)
+
+
+        class Net(nn.Module):
+            def __init__(self, keys):
+                super().__init__()
+                self.keys = keys
+                self.augs = nn.ModuleDict({"rgb": Jitter(), "depth": Jitter()})
+
+            def forward(self, obs):
+                return torch.cat([self.augs[k].perturb(obs[k]) for k in self.keys], dim=1)
+
+
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.net = Net(["rgb", "depth"]).to(device)
+
+            def step(self, obs):
+                obs = {k: v.to(self.device) for k, v in obs.items()}
+                return self.net(obs)
+
+
+        Trainer(torch.device("cuda")).step({"rgb": torch.rand(2, 3), "depth": torch.rand(2, 1)})
+    """
+    assert _codes(src) == [(8, "DEV201")]
+
+
+def test_module_dict_unknown_device_stays_silent():
+    src = _ENCODER.replace('enc = enc.to("cuda")', "enc = enc.to(args_device)").replace(
+        'batch = {k: v.to("cuda") for k, v in batch.items()}', "batch = {k: v.to(args_device) for k, v in batch.items()}")
+    src = src.replace("    enc = Encoder()", "    import sys\n    args_device = sys.argv[1]\n    enc = Encoder()")
+    assert _codes(src) == []
+
+
+def test_module_dict_entry_split_into_files(tmp_path: Path):
+    (tmp_path / "augment.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class GaussianNoise(nn.Module):
+            def __init__(self, std):
+                super().__init__()
+                self.std = std
+
+            def apply(self, inputs):
+                noise = torch.rand(size=inputs.shape) * self.std
+                return inputs + noise
+    """))
+    (tmp_path / "encoder.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+
+        class Encoder(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.names = []
+                self.randomizers = nn.ModuleDict()
+
+            def add(self, name, randomizer):
+                self.names.append(name)
+                self.randomizers[name] = randomizer
+
+            def forward(self, obs):
+                return torch.cat([self.randomizers[n].apply(obs[n]) for n in self.names], dim=-1)
+    """))
+    (tmp_path / "train.py").write_text(textwrap.dedent("""
+        import torch
+
+        from augment import GaussianNoise
+        from encoder import Encoder
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        enc = Encoder()
+        enc.add("pos", GaussianNoise(0.1))
+        enc.add("vel", GaussianNoise(0.2))
+        enc.to(device)
+        obs = {"pos": torch.randn(4, 3).to(device), "vel": torch.randn(4, 3).to(device)}
+        print(enc(obs).shape)
+    """))
+    assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "augment.py")).diagnostics] == [(12, "DEV201")]
