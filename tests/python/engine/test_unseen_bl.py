@@ -6,7 +6,13 @@ by hand and their data.
   Read with a key not known there (`for k in self.obs_shapes: x = self.randomizers[k].forward_in(x)`), the
   entry is any of them: when all are alike (one class, one device) one stands for all and its methods are
   followed; entries that differ leave the read unknown (silent). robomimic's ObservationEncoder keeps its
-  observation randomizers this way, and GaussianNoiseRandomizer adds cpu noise to the moved observations."""
+  observation randomizers this way, and GaussianNoiseRandomizer adds cpu noise to the moved observations.
+- `isinstance(m, C)` of a module built from a project class whose bases are project classes and `nn.Module`
+  itself: its classes are exactly those, so `isinstance(m, nn.Identity)` (another torch class, or a project
+  class not among its bases) is False and `isinstance(m, nn.Module)` True; the branch taken is known. A base
+  the index does not resolve (a library class) leaves it undecided. The spectral optimal transport loss
+  registers its bin positions as a buffer `if not isinstance(self.transform_module, nn.Identity)`, then moves
+  its inputs back to the stale `self.device` ("cpu") after `.to("cuda")` moved the buffer."""
 
 from __future__ import annotations
 
@@ -231,3 +237,87 @@ def test_module_dict_entry_split_into_files(tmp_path: Path):
         print(enc(obs).shape)
     """))
     assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "augment.py")).diagnostics] == [(12, "DEV201")]
+
+
+# --- isinstance of a project module -------------------------------------------------------------------------
+
+_LOSS = """
+    import torch
+    import torch.nn as nn
+
+
+    class Spectrum(nn.Module):
+        def positions(self):
+            return torch.linspace(0, 1, 8)
+
+        def forward(self, x):
+            return x.abs()
+
+
+    class SpectralLoss(nn.Module):
+        def __init__(self, transform="spectrum", device="cpu"):
+            super().__init__()
+            self.transform = Spectrum() if transform == "spectrum" else nn.Identity()
+            self.device = device
+            if not isinstance(self.transform, nn.Identity):
+                self.register_buffer("pos", self.transform.positions())
+            else:
+                self.pos = None
+            self.to(device)
+
+        def forward(self, x):
+            x = x.to(self.device)
+            spec = self.transform(x)
+            return (spec * self.pos).sum()
+
+
+    loss_fn = SpectralLoss().to("cuda")
+    loss_fn(torch.randn(4, 8, device="cuda"))
+"""
+
+
+def test_isinstance_of_a_project_module_decides_the_buffer_branch():
+    assert _codes(_LOSS) == [(27, "DEV202")]
+
+
+def test_isinstance_fixed_device_taken_from_the_input_is_clean():
+    assert _codes(_LOSS.replace("x = x.to(self.device)", "x = x.to(self.pos.device)")) == []
+
+
+def test_isinstance_of_a_project_class_through_an_intermediate_base():
+    src = _LOSS.replace("    class Spectrum(nn.Module):", "    class Base(nn.Module):\n        pass\n\n\n    class Spectrum(Base):").replace(
+        "if not isinstance(self.transform, nn.Identity):", "if isinstance(self.transform, (Base, nn.Conv1d)):")
+    assert _codes(src) == [(31, "DEV202")]
+
+
+def test_isinstance_with_a_library_base_stays_undecided_and_silent():
+    src = _LOSS.replace("    class Spectrum(nn.Module):", "    from somelib import Transform\n\n\n    class Spectrum(Transform):")
+    assert _codes(src) == []
+
+
+def test_isinstance_unknown_device_stays_silent():
+    src = _LOSS.replace('loss_fn = SpectralLoss().to("cuda")', "import sys\n    loss_fn = SpectralLoss().to(sys.argv[1])").replace(
+        'loss_fn(torch.randn(4, 8, device="cuda"))', "loss_fn(torch.randn(4, 8, device=sys.argv[1]))")
+    assert _codes(src) == []
+
+
+def test_isinstance_split_into_files_inside_a_trainer(tmp_path: Path):
+    (tmp_path / "losses.py").write_text(textwrap.dedent(_LOSS.split("    loss_fn =")[0]))
+    (tmp_path / "trainer.py").write_text(textwrap.dedent("""
+        import torch
+
+        from losses import SpectralLoss
+
+
+        class Trainer:
+            def __init__(self, device):
+                self.device = device
+                self.criterion = SpectralLoss().to(device)
+
+            def step(self, batch):
+                return self.criterion(batch.to(self.device))
+
+
+        Trainer(torch.device("cuda")).step(torch.randn(4, 8))
+    """))
+    assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "losses.py")).diagnostics] == [(27, "DEV202")]

@@ -10,6 +10,7 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
+from devflow.analysis.interp.module_isinstance import module_isinstance
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
@@ -321,6 +322,11 @@ class Library:
                     any(_derives_from(args[0].obj.cls, t.func) for t in types):
                 # `isinstance(controller, Controller)` of a PatienceController(Controller) the code built: True
                 return Val("const", const=True)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "module":
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            decided = module_isinstance(args[0].obj, types, self.index)
+            return Val("const", const=decided) if decided is not None else UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
