@@ -12,7 +12,13 @@ by hand and their data.
   class not among its bases) is False and `isinstance(m, nn.Module)` True; the branch taken is known. A base
   the index does not resolve (a library class) leaves it undecided. The spectral optimal transport loss
   registers its bin positions as a buffer `if not isinstance(self.transform_module, nn.Identity)`, then moves
-  its inputs back to the stale `self.device` ("cpu") after `.to("cuda")` moved the buffer."""
+  its inputs back to the stale `self.device` ("cpu") after `.to("cuda")` moved the buffer.
+- A bare `.cuda()` written in a module's own method that runs while the module is still on the cpu (never
+  moved), outside `__init__`, pins the module's state to the current GPU whatever device it runs on; when
+  that state meets a cpu value that is not what the module's own parameters computed (its cpu input), the
+  written-in move is what is out of place: reported where it is written (ConvLSTM's `init_hidden`), not at
+  the cpu input. A model moved to the GPU, state pinned in `__init__` before a move, or the module's own
+  output meeting it (the model left on the cpu: DEV106) keep their diagnoses."""
 
 from __future__ import annotations
 
@@ -321,3 +327,109 @@ def test_isinstance_split_into_files_inside_a_trainer(tmp_path: Path):
         Trainer(torch.device("cuda")).step(torch.randn(4, 8))
     """))
     assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "losses.py")).diagnostics] == [(27, "DEV202")]
+
+
+# --- state pinned to the GPU by a module still on the cpu -------------------------------------------------
+
+_CELL = """
+    import torch
+    import torch.nn as nn
+
+
+    class Cell(nn.Module):
+        def __init__(self, hidden):
+            super().__init__()
+            self.hidden = hidden
+            self.conv = nn.Conv2d(3 + hidden, 4 * hidden, 3, padding=1)
+
+        def init_state(self, batch, size):
+            return torch.zeros(batch, self.hidden, *size).cuda()
+
+        def forward(self, x, h=None):
+            if h is None:
+                h = self.init_state(x.size(0), x.shape[-2:])
+            combined = torch.cat([x, h], dim=1)
+            return self.conv(combined)
+
+
+    cell = Cell(8)
+    out = cell(torch.rand(2, 3, 16, 16))
+"""
+
+
+def test_pinned_state_is_blamed_where_the_cuda_is_written():
+    assert _codes(_CELL) == [(13, "DEV202")]
+
+
+def test_pinned_state_fixed_on_the_module_device_is_clean():
+    assert _codes(_CELL.replace("torch.zeros(batch, self.hidden, *size).cuda()",
+                                "torch.zeros(batch, self.hidden, *size, device=self.conv.weight.device)")) == []
+
+
+def test_pinned_state_with_the_model_and_input_on_the_gpu_is_clean():
+    assert _codes(_CELL.replace("cell = Cell(8)", "cell = Cell(8).cuda()").replace(
+        "torch.rand(2, 3, 16, 16)", "torch.rand(2, 3, 16, 16).cuda()")) == []
+
+
+def test_state_pinned_in_init_before_the_move_is_clean():
+    src = _CELL.replace("            self.conv = nn.Conv2d(3 + hidden, 4 * hidden, 3, padding=1)",
+                        "            self.conv = nn.Conv2d(3 + hidden, 4 * hidden, 3, padding=1)\n            self.h0 = self.init_state(2, (16, 16))").replace(
+        "h = self.init_state(x.size(0), x.shape[-2:])", "h = self.h0").replace(
+        "cell = Cell(8)", "cell = Cell(8).cuda()").replace("torch.rand(2, 3, 16, 16)", "torch.rand(2, 3, 16, 16).cuda()")
+    assert _codes(src) == []
+
+
+def test_pinned_state_one_helper_deeper_in_a_stacked_model_split_into_files(tmp_path: Path):
+    (tmp_path / "cells.py").write_text(textwrap.dedent(_CELL.split("    cell = Cell(8)")[0]))
+    (tmp_path / "stack.py").write_text(textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+
+        from cells import Cell
+
+
+        class Stack(nn.Module):
+            def __init__(self, layers):
+                super().__init__()
+                self.cells = nn.ModuleList([Cell(8) for _ in range(layers)])
+
+            def _init_states(self, x):
+                return [c.init_state(x.size(0), x.shape[-2:]) for c in self.cells]
+
+            def forward(self, x):
+                states = self._init_states(x)
+                return self.cells[0](x, states[0])
+
+
+        model = Stack(2)
+        frames = torch.rand(4, 3, 32, 32)
+        print(model(frames).shape)
+    """))
+    assert [(d.span.line, d.code) for d in check_path(str(tmp_path / "cells.py")).diagnostics] == [(13, "DEV202")]
+
+
+def test_pinned_state_meeting_the_module_own_output_stays_model_not_moved():
+    src = """
+        import torch
+        import torch.nn as nn
+
+
+        class Head(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 4)
+
+            def forward(self, x):
+                y = self.fc(x)
+                bias = torch.ones(4).cuda()
+                return y + bias
+
+
+        Head()(torch.rand(2, 4))
+    """
+    assert [c for _, c in _codes(src)] == ["DEV106"]
+
+
+def test_pinned_state_unknown_device_input_stays_silent():
+    src = _CELL.replace("out = cell(torch.rand(2, 3, 16, 16))", "import sys\n    out = cell(torch.rand(2, 3, 16, 16).to(sys.argv[1]))")
+    assert _codes(src) == []
