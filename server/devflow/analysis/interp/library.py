@@ -10,7 +10,7 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
-from devflow.analysis.interp.module_isinstance import module_isinstance
+from devflow.analysis.interp.module_isinstance import derives_from as _derives_from, module_isinstance
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
@@ -1084,17 +1084,6 @@ def _derives_from_builtin(info, index) -> bool:
     """A project class with a builtin type (dict, list, ...) or an unresolved class among its bases."""
     return any_base(info, index, lambda q, resolved: q.startswith("builtins.") or
                     (not resolved and not q.startswith(("torch.", "object"))))
-
-
-def _derives_from(info, base, seen=None) -> bool:
-    """`info` is the project class `base` or derives from it."""
-    seen = seen if seen is not None else set()
-    if info is base:
-        return True
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    return any(_derives_from(b, base, seen) for b in info.base_infos)
 
 
 # Origins only a torch tensor has: made by a torch factory or legacy constructor, moved by `.to()` / `.cuda()` /

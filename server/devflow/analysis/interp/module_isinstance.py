@@ -12,14 +12,15 @@ from devflow.analysis.interp.modules import any_base
 MODULE_BASES = frozenset({"torch.nn.Module", "torch.nn.modules.module.Module"})
 
 
-def _derives_from(info, base, seen=None) -> bool:
+def derives_from(info, base, seen=None) -> bool:
+    """`info` is the project class `base` or derives from it."""
     seen = seen if seen is not None else set()
     if info is base:
         return True
     if id(info) in seen:
         return False
     seen.add(id(info))
-    return any(_derives_from(b, base, seen) for b in info.base_infos)
+    return any(derives_from(b, base, seen) for b in info.base_infos)
 
 
 def module_isinstance(obj, types: list, index) -> bool | None:
@@ -30,7 +31,7 @@ def module_isinstance(obj, types: list, index) -> bool | None:
         return None  # a base that is not a project class nor nn.Module itself
     for t in types:
         if t.kind == "class" and t.func is not None and hasattr(t.func, "base_infos"):
-            if _derives_from(obj.cls, t.func):
+            if derives_from(obj.cls, t.func):
                 return True
         elif t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch."):
             if t.const in MODULE_BASES:
