@@ -5,7 +5,8 @@ by hand and their data.
   the module is a registered entry that `d[key]` reads back; `nn.ModuleDict({...})` holds the dict's modules.
   Read with a key not known there (`for k in self.obs_shapes: x = self.randomizers[k].forward_in(x)`), the
   entry is any of them: when all are alike (one class, one device) one stands for all and its methods are
-  followed; entries that differ leave the read unknown (silent). robomimic's ObservationEncoder keeps its
+  followed; entries that differ leave the read unknown (silent). Iterating `d.values()` / `d.items()` gives
+  that entry too. robomimic's ObservationEncoder keeps its
   observation randomizers this way, and GaussianNoiseRandomizer adds cpu noise to the moved observations.
 - `isinstance(m, C)` of a module built from a project class whose bases are project classes and `nn.Module`
   itself: its classes are exactly those, so `isinstance(m, nn.Identity)` (another torch class, or a project
@@ -186,6 +187,42 @@ def test_module_dict_literal_entries_inside_a_trainer_class():
         Trainer(torch.device("cuda")).step({"rgb": torch.rand(2, 3), "depth": torch.rand(2, 1)})
     """
     assert _codes(src) == [(8, "DEV201")]
+
+
+_ITERATED = """
+    import torch
+    import torch.nn as nn
+
+
+    class Jitter(nn.Module):
+        def perturb(self, x):
+            return x + torch.randn(x.shape)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.augs = nn.ModuleDict()
+            self.augs["rgb"] = Jitter()
+            self.augs["depth"] = Jitter()
+
+        def forward(self, x):
+            for name, aug in self.augs.items():
+                x = aug.perturb(x)
+            return x
+
+
+    Net().cuda()(torch.rand(2, 3).cuda())
+"""
+
+
+def test_module_dict_items_and_values_iterate_its_entries():
+    assert _codes(_ITERATED) == [(8, "DEV201")]
+    assert _codes(_ITERATED.replace("for name, aug in self.augs.items():", "for aug in self.augs.values():")) == [(8, "DEV201")]
+
+
+def test_module_dict_iterated_fixed_noise_is_clean():
+    assert _codes(_ITERATED.replace("torch.randn(x.shape)", "torch.randn_like(x)")) == []
 
 
 def test_module_dict_unknown_device_stays_silent():
