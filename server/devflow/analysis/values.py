@@ -25,6 +25,7 @@ class Origin:
     span: Span
     reason: str
     kind: str = ""
+    pinned: bool = False  # a bare `.cuda()` in a method of a module still on the cpu (interp/pinned_moves.py)
 
 
 OBJ_SEQ = itertools.count()

@@ -12,6 +12,7 @@ from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
 from devflow.analysis.interp.class_attrs import class_binding, eval_in_home, instance_may_store
+from devflow.analysis.interp.module_dicts import is_module_dict, read_entry
 from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.matmul_operands import matmul_operand
 from devflow.analysis.interp.sequence_repeat import repeated_sequence
@@ -326,6 +327,8 @@ class Expressions:
                 # one item: an (image, target) pair, a graph; a slice of a graph dataset is a dataset
                 return base if isinstance(node.slice, ast.Slice) and obj.kind == "graph_dataset" else \
                     UNKNOWN if isinstance(node.slice, ast.Slice) else obj.attrs["sample"]
+        if base.kind == "module" and is_module_dict(base.obj):
+            return read_entry(base.obj, idx) or UNKNOWN
         if base.kind == "module" and base.obj is not None and base.obj.items:
             return self.elem_of(base.obj)
         return UNKNOWN

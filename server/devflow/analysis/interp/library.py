@@ -9,6 +9,8 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
+from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
+from devflow.analysis.interp.module_isinstance import derives_from as _derives_from, module_isinstance
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
@@ -321,6 +323,11 @@ class Library:
                     any(_derives_from(args[0].obj.cls, t.func) for t in types):
                 # `isinstance(controller, Controller)` of a PatienceController(Controller) the code built: True
                 return Val("const", const=True)
+        if name == "isinstance" and len(args) == 2 and args[0].kind == "module":
+            types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
+                else [args[1]]
+            decided = module_isinstance(args[0].obj, types, self.index)
+            return Val("const", const=decided) if decided is not None else UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
@@ -695,6 +702,9 @@ class Library:
                         if v.kind == "module" and isinstance(k, str):
                             items.append(v)
                             obj.attrs[k] = v
+                elif a.kind == "obj" and a.obj is not None and a.obj.kind == "dict" and getattr(a.obj, "exact", False) \
+                        and is_module_dict(obj):
+                    items.extend(entries_from_dict(obj, a.obj))  # `nn.ModuleDict({"cls": head, ...})`
                 elif a.kind == "obj" and a.obj is not None:
                     items.extend(x for x in a.obj.items if x.kind == "module")
                     if a.elem is not None and a.elem.kind == "module":
@@ -1076,17 +1086,6 @@ def _derives_from_builtin(info, index) -> bool:
     """A project class with a builtin type (dict, list, ...) or an unresolved class among its bases."""
     return any_base(info, index, lambda q, resolved: q.startswith("builtins.") or
                     (not resolved and not q.startswith(("torch.", "object"))))
-
-
-def _derives_from(info, base, seen=None) -> bool:
-    """`info` is the project class `base` or derives from it."""
-    seen = seen if seen is not None else set()
-    if info is base:
-        return True
-    if id(info) in seen:
-        return False
-    seen.add(id(info))
-    return any(_derives_from(b, base, seen) for b in info.base_infos)
 
 
 # Origins only a torch tensor has: made by a torch factory or legacy constructor, moved by `.to()` / `.cuda()` /

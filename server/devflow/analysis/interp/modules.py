@@ -15,6 +15,7 @@ from devflow.analysis.interp.spread_kwargs import spread_keywords
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.param_identity import carry_params
 from devflow.analysis.interp.records import is_attribute_dict
+from devflow.analysis.interp.module_dicts import is_module_dict, read_entry
 from devflow.analysis.interp.held_tensors import tensor_leaves, with_leaves
 from devflow.analysis.interp.repeat_move import record_move, repeated_move, simple_statement
 from devflow.analysis.interp.expressions import modules_of_choice
@@ -580,6 +581,10 @@ class Modules:
             if name.startswith("named"):
                 elem = Val("obj", obj=Obj("tuple", items=[UNKNOWN, elem]))
             return Val("obj", obj=Obj("iter"), elem=elem)
+        if name in ("values", "items") and not args and not kwargs and is_module_dict(obj):
+            # `for name, aug in self.augs.items()`: any entry of the ModuleDict (the one they all are, when alike)
+            entry = read_entry(obj, UNKNOWN) or UNKNOWN
+            return Val("obj", obj=Obj("iter"), elem=entry if name == "values" else Val("obj", obj=Obj("tuple", items=[UNKNOWN, entry])))
         if name == "load_state_dict" and _const_true(kwargs.get("assign")):
             # assign=True: the module's parameters and buffers become the state dict's tensors themselves,
             # so it is where they are (a moved model's `state_dict()`: its device), not where it was built

@@ -9,6 +9,7 @@ import ast
 from devflow.analysis.walk import walk
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, Dev, definitely_differ
+from devflow.analysis.interp.pinned_moves import blames_pinned
 from devflow.analysis.values import Obj, Origin, Val, module_tree
 from dataclasses import replace
 
@@ -129,7 +130,7 @@ class Reporting:
                     if (not a[0].dev.is_cpu and b[0].dev.is_cpu) or (_rank_gpu(a[0].dev) and not b[0].dev.is_cpu) \
                             or _named_gpu_vs_current(a[0].dev, b[0].dev):
                         a, b = b, a
-                    if _hard_coded_gpu_vs_chosen(b[0], a[0]):
+                    if _hard_coded_gpu_vs_chosen(b[0], a[0]) or blames_pinned(a[0], b[0]):
                         a, b = b, a
                     self.report_mix(node, a, b, frame)
                     return True

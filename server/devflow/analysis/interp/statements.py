@@ -10,6 +10,7 @@ import ast
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, TOP, Dev, definitely_differ, join
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, ENCODING, GRAPH, OBJ_SEQ, UNKNOWN, Obj, Origin, Val, host_data, other_key
+from devflow.analysis.interp.module_dicts import store_entry
 from devflow.analysis.interp.held_tensors import tensor_leaves
 from devflow.analysis.interp.import_guards import torch_import_guard
 from devflow.analysis.interp.frames import span_of, FuncRef, Frame, MAX_CHOICES, placement_changed
@@ -565,15 +566,15 @@ class Statements:
         if isinstance(value, ast.Call) and id(value) in self._interproc:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
-            if val.kind == "tensor" and val.origin is not None and val.origin.kind in ("unknown-moved", "attr"):
+            if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr") or val.origin.pinned):
                 # maybe a module: keep what says so; a plain tensor attribute the module's move left behind
-                # (returned by a getter) is fixed where the attribute is set, not where it is returned
+                # (returned by a getter), or state a module pins to the GPU, is fixed where it is set, not returned
                 return val
             if val.kind == "tensor":  # (a BatchEncoding / graph batch stays one: its `.to()` moves it in place)
                 return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims, batch=val.batch)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
                 new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
-                                          if v.kind == "tensor" and not (v.origin is not None and v.origin.kind == "unknown-moved")
+                                          if v.kind == "tensor" and not (v.origin is not None and (v.origin.kind == "unknown-moved" or v.origin.pinned))
                                           else v for v in val.obj.items])
                 return Val("obj", obj=new)
         return val
@@ -644,6 +645,8 @@ class Statements:
                     and definitely_differ(val.obj.dev or CPU, parent.dev):
                 self.report_added_after_move(parent, val.obj, target, st, frame)
                 parent.items.append(val)
+            elif base.kind == "module" and store_entry(base.obj, self.eval(target.slice, frame), val):
+                pass  # `self.heads[name] = head` on a ModuleDict registers the module under `name`
             elif base.kind == "tensor" and base.batch and isinstance(target.value, ast.Name):
                 self._store_into_batch(target.value.id, base, val, frame)
             elif base.kind == "tensor" and base.batch == ENCODING and isinstance(target.value, ast.Attribute) \

@@ -9,6 +9,7 @@ import ast
 from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.interp.pinned_moves import pins_module_state
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
@@ -59,7 +60,8 @@ class Tensors:
                        scalar=t.scalar, batch=t.batch, dims=t.dims)
         if name == "cuda":
             dev = (self.cuda_index_dev(args[0]) if args else None) or CUDA
-            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed"),
+            return Val("tensor", dev, Origin(span_of(node), f"moved by `{self.text(node)}` at line {node.lineno}", kind="placed",
+                                             pinned=not args and pins_module_state(frame)),
                        scalar=t.scalar, batch=t.batch, dims=t.dims)
         if name == "cpu":
             return Val("tensor", CPU, Origin(span_of(node), f"copied to cpu by `.cpu()` at line {node.lineno}", kind="placed"),
