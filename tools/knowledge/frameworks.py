@@ -83,14 +83,19 @@ def _generators() -> dict:
     # they are given on the default device (torch.randperm(n, generator=g), no device=)
     import torch.utils.data as data
 
-    samplers = []
+    samplers, given = [], {}
     for n in sorted(getattr(data, "__all__", [])):
         try:
-            if "generator" in inspect.signature(getattr(data, n)).parameters:
-                samplers.append(f"utils.data.{n}")
+            params = inspect.signature(getattr(data, n)).parameters
         except (TypeError, ValueError):
             continue
+        if "generator" in params:
+            samplers.append(f"utils.data.{n}")
+            if isinstance(params["generator"].default, torch.Generator):
+                # `random_split(..., generator=default_generator)`: without one given, it draws with torch's own
+                given[f"utils.data.{n}"] = params["generator"].default.device.type
     return {"functions": fn, "tensor_methods": meth, "default_device_draws": samplers,
+            "default_generator_draws": given,
             "default_device": torch.Generator().device.type, **_default_generators(torch)}
 
 

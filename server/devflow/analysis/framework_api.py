@@ -25,6 +25,8 @@ GENERATOR_METHODS = frozenset(_F["generators"]["tensor_methods"])
 GENERATOR_DEFAULT_DEVICE = _F["generators"]["default_device"]
 # torch.utils.data callables that draw with their generator on the default device (DataLoader, samplers ...).
 GENERATOR_DEFAULT_DRAWS = frozenset(_F["generators"]["default_device_draws"])
+# draws whose `generator=` defaults to one of torch's own generators (`random_split`: the cpu default_generator)
+GENERATOR_GIVEN_DRAWS = _F["generators"].get("default_generator_draws", {})
 # torch's process-wide generators (`torch.default_generator`) and the seeding functions returning one
 # (`torch.manual_seed(s)`): name -> the device they live on.
 GENERATOR_DEFAULT_OBJECTS = _F["generators"].get("default_objects", {})

@@ -56,6 +56,8 @@ class Frameworks(Entries, Distributions, Generators, PackedSequences, Tracing, A
         if "generator" in kwargs and rest in F.GENERATOR_FUNCTIONS:
             self.check_generator(node, rest, args, kwargs)
             return None
+        if rest in F.GENERATOR_GIVEN_DRAWS and "generator" not in kwargs and "__opaque__" not in kwargs:
+            self.check_default_generator_draw(node, rest)
         if "generator" in kwargs and rest in F.GENERATOR_DEFAULT_DRAWS:
             # only where the default device is never changed in the file (else DEV601's) and the generator's
             # device is a literal one (`torch.Generator("cuda" if use_cuda else "cpu")` follows the default)

@@ -89,6 +89,23 @@ class Generators:
                          f"for generator\"; give it `generator=torch.Generator(device=...)` on the default device",
                          [(org.span, org.reason)]))
 
+    def check_default_generator_draw(self, node, rest: str) -> None:
+        """`random_split(ds, lengths)` with no generator draws `randperm(n, generator=torch.default_generator)`:
+        torch's own cpu generator, on the default device; where the program made that an accelerator
+        (`set_default_tensor_type(torch.cuda.FloatTensor)`, `set_default_device("cuda")`, `with torch.device(...)`,
+        here or in a file it imports) the draw raises "Expected a 'cuda' device type for generator" (DEV601)."""
+        org, dev = self.default_origin, self.default_dev
+        gdev = concrete(F.GENERATOR_GIVEN_DRAWS[rest])
+        if org is None or dev is None or not dev.known or gdev is None or not definitely_differ(gdev, dev) or \
+                any(isinstance(a, ast.Starred) for a in node.args) or len(node.args) > 2:
+            return  # (a third positional argument is the generator)
+        name = rest.rsplit(".", 1)[-1]
+        self.add(Finding("DEV601", span_of(node),
+                         f"the default tensor type / device is {dev.render()} ({org.reason}) but `{name}` draws with its "
+                         f"default generator, torch's {gdev.render()} one: \"Expected a '{dev.kind if dev.kind != 'sym' else 'cuda'}' "
+                         f"device type for generator\"; give it `generator=torch.Generator(device=...)` on the default device",
+                         [(org.span, org.reason)]))
+
     def report_generator(self, node, g: Val, target, ttext: str | None) -> None:
         if g.kind != "obj" or g.obj is None or g.obj.kind != "generator":
             return
