@@ -27,6 +27,7 @@ from devflow.analysis.lattice import ANY_INDEX, TOP, Dev, definitely_differ
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import env_read
 from devflow.analysis.interp.frames import FuncRef, span_of
+from devflow.analysis.interp.dp_forward_override import bound_instance_forward
 
 # Environment variables the PyTorch launchers (torchrun, torch.distributed.launch, SLURM via
 # torchrun) set per process to its rank.
@@ -249,6 +250,7 @@ class MultiGpu:
                        f"{'cuda:0 (device_ids[0])' if not explicit else first.render()}: move the module "
                        f"there, or do not wrap it")
             self.add(Finding("DEV106", span_of(node), msg, related, None))
+        self._instance_forward_in_replicas(node, obj, wrap_span, many, first)
         if dev is None or not dev.known or dev.is_cpu or definitely_differ(dev, first):
             return [UNKNOWN if a.kind == "tensor" else a for a in args], \
                 {k: (UNKNOWN if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
@@ -261,6 +263,23 @@ class MultiGpu:
                       text=mod.text)
         return [Val("tensor", dev, org, scalar=a.scalar) if a.kind == "tensor" else a for a in args], \
             {k: (Val("tensor", dev, org, scalar=v.scalar) if v.kind == "tensor" else v) for k, v in kwargs.items()}, mod
+
+    def _instance_forward_in_replicas(self, node, obj: Obj, wrap_span, many: bool, first: Dev | None) -> None:
+        """DataParallel over several GPUs of a GPU module whose forward is overridden on the instance: the
+        replicas copy that bound method and all run the original module (dp_forward_override)."""
+        dev = obj.dev
+        if not many or dev is None or not dev.known or dev.is_cpu or ("dp-forward", wrap_span) in self.mix_origins:
+            return
+        if bound_instance_forward(obj) is None:
+            return
+        self.mix_origins.add(("dp-forward", wrap_span))
+        self.add(Finding("DEV106", span_of(node),
+                         f"`{self.text(node.func)}` is a DataParallel module whose `forward` is overridden on the "
+                         f"instance (a method bound to the original module): DataParallel's replicas copy the "
+                         f"instance `__dict__`, so the replica on each GPU runs the original module's forward, with "
+                         f"its parameters on {first.render() if first is not None else 'device_ids[0]'}, on the inputs scattered to its own GPU: override "
+                         f"forward in the class (or a subclass), or do not wrap it in DataParallel",
+                         [(wrap_span, f"wrapped in DataParallel at line {wrap_span.line}")], None))
 
     def data_parallel_gather(self, mod: Val, out: Val, node=None) -> Val:
         """What a DataParallel call returns: the replicas' outputs gathered on output_device (device_ids[0]),
