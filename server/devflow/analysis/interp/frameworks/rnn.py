@@ -111,6 +111,9 @@ class PackedSequences:
                   for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
         free = set()
         for name, us in uses.items():
+            if not us:
+                free.add(name)  # never read: PyTorch checks no argument's device at the call, only where tensors meet
+                continue
             if name in stored and self._moved_on_entry(fn, name, parents, obj):
                 free.add(name)
                 continue
