@@ -11,6 +11,8 @@
   (`self.compute = self._wrap_compute(self.compute)`). A path into a wrapped method from another method is not
   counted: the wrapper syncs only when its own caller asks (forward computes the batch value with the sync flag
   set to `dist_sync_on_step`, off by default).
+- `forward_runs`: the public methods a metric's call (`forward(*args, **kwargs)`) hands its arguments to, through
+  the class's own methods (`update`): a project metric called as `metric(preds, target)` runs its `update` on them.
 """
 
 from __future__ import annotations
@@ -124,6 +126,31 @@ def _syncing(trees: dict, classes: dict[str, ast.ClassDef], collectives: set[str
     return sorted(out)
 
 
+def _forward_runs(classes: dict[str, ast.ClassDef]) -> list[str]:
+    """The public methods a metric's call runs with the call's arguments: `forward(*args, **kwargs)` and the
+    class's own methods it hands them to (`self._forward_full_state_update(*args, **kwargs)`) call
+    `self.update(*args, **kwargs)`. A project metric defines `update`; calling it (`metric(preds, target)`)
+    runs its `update` on those arguments."""
+    out: set[str] = set()
+    defined = {name for cls in classes.values() for name in _methods(cls)}  # not `self.metric(*args)`, a submodule
+    for cls in classes.values():
+        methods = _methods(cls)
+        todo, seen = ["forward"], set()
+        while todo:
+            f = methods.get(todo.pop())
+            if f is None or f.name in seen or f.args.vararg is None:
+                continue
+            seen.add(f.name)
+            star, kw = f.args.vararg.arg, f.args.kwarg.arg if f.args.kwarg is not None else None
+            for c in ast.walk(f):
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and isinstance(c.func.value, ast.Name) \
+                        and c.func.value.id == "self" and any(isinstance(a, ast.Starred) and ast.unparse(a.value) == star
+                                                              for a in c.args) \
+                        and (kw is None or any(k.arg is None and ast.unparse(k.value) == kw for k in c.keywords)):
+                    (out.add if not c.func.attr.startswith("_") else todo.append)(c.func.attr)
+    return sorted(out & defined)
+
+
 def metrics(wheel: Path, package: str, collectives: set[str]) -> dict:
     trees = _modules(wheel, f"{package}/")
     alias = _follow(_reexports(trees, absolute=True))
@@ -138,4 +165,5 @@ def metrics(wheel: Path, package: str, collectives: set[str]) -> dict:
     public = modules | {a for a, q in alias.items() if q in modules}
     return {"classes": sorted(q for q in public if not any(p.startswith("_") for p in q.split("."))),
             "state_registrars": _state_registrars(defs),
-            "syncing_methods": _syncing(trees, defs, collectives)}
+            "syncing_methods": _syncing(trees, defs, collectives),
+            "forward_runs": _forward_runs(defs)}

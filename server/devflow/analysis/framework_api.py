@@ -93,6 +93,7 @@ _METRICS = _F.get("metrics", {})
 METRIC_CLASSES = frozenset(q for spec in _METRICS.values() for q in spec["classes"])
 METRIC_STATE_REGISTRARS = {m: s for spec in _METRICS.values() for m, s in spec["state_registrars"].items()}
 METRIC_SYNCING_METHODS = frozenset(m for spec in _METRICS.values() for m in spec["syncing_methods"])
+METRIC_FORWARD_RUNS = frozenset(m for spec in _METRICS.values() for m in spec.get("forward_runs", ()))
 
 # Model libraries' torch.nn.Module subclasses (torchvision.models.resnet.ResNet ...): a project class
 # deriving from one is a module.

@@ -95,12 +95,16 @@ def _reaches(script: str, target: str, project: Project, stats: dict | None = No
         nxt = []
         level = list(frontier)
         for f in level:  # grows while walked: a package's `__init__` joins the level that imports it
-            for mod, names in _imported_modules(f):
-                found = project.find(mod) if mod else None
+            for mod, names, top in _imported_modules(f):
+                def find(module: str) -> str | None:
+                    # a relative import resolves from its own package's folder, also where that package sits
+                    # in a namespace package (`pyannote/audio/`, no `pyannote/__init__.py`) the roots do not name
+                    return project.find(module) or (_find_under(top, module) if top else None)
+                found = find(mod) if mod else None
                 files = [found] if found is not None else []
                 if names and (not mod or (found is not None and os.path.basename(found) == "__init__.py")):
                     # `from pkg import a, b`: a and b may be its submodules (a module's names are not)
-                    files += [project.find(f"{mod}.{n}" if mod else n) for n in names]
+                    files += [find(f"{mod}.{n}" if mod else n) for n in names]
                 for file in files:
                     if file is None or file in seen or is_installed(file):
                         continue
@@ -145,9 +149,15 @@ def _stat_keys(paths, memo: dict | None = None) -> tuple:
     return tuple(out)
 
 
-def _imported_modules(path: str) -> list[tuple[str, tuple[str, ...]]]:
+def _find_under(top: str, module: str) -> str | None:
+    rel = os.path.join(top, module.replace(".", os.sep))
+    return next((c for c in (rel + ".py", os.path.join(rel, "__init__.py")) if os.path.isfile(c)), None)
+
+
+def _imported_modules(path: str) -> list[tuple[str, tuple[str, ...], str | None]]:
     """The dotted modules a file's import lines name with the names imported from each (`from a.b import
-    c`: ("a.b", ("c",)), which may be a submodule a.b.c), relative ones made absolute from the file's package."""
+    c`: ("a.b", ("c",), None), which may be a submodule a.b.c), relative ones made absolute from the file's
+    package, with the folder that package's dotted names start from."""
     try:
         st = os.stat(path)
     except OSError:
@@ -156,17 +166,17 @@ def _imported_modules(path: str) -> list[tuple[str, tuple[str, ...]]]:
     hit = _MODULE_IMPORTS.get(path)
     if hit is not None and hit[0] == key:
         return hit[1]
-    out: list[tuple[str, tuple[str, ...]]] = []
+    out: list[tuple[str, tuple[str, ...], str | None]] = []
     if st.st_size <= MAX_IMPORTER_BYTES:
         try:
             with open(path, encoding="utf-8", errors="replace") as fh:
                 text = fh.read()
         except OSError:
             text = ""
-        pkg = package_of(path)[0]  # the package relative imports start from (an `__init__.py`'s own)
+        pkg, top = package_of(path)  # the package relative imports start from (an `__init__.py`'s own)
         for m in _IMPORT_LINE.finditer(text):
             if m.group(3):
-                out += [(n.split()[0], ()) for n in m.group(3).split(",") if n.strip()]
+                out += [(n.split()[0], (), None) for n in m.group(3).split(",") if n.strip()]
                 continue
             mod = m.group(1)
             dots = len(mod) - len(mod.lstrip("."))
@@ -175,7 +185,7 @@ def _imported_modules(path: str) -> list[tuple[str, tuple[str, ...]]]:
                 base = base[:len(base) - (dots - 1)] if dots - 1 <= len(base) else []
                 mod = ".".join(base + ([mod.lstrip(".")] if mod.lstrip(".") else []))
             names = [n.split()[0] for n in m.group(2).replace("(", " ").replace(")", " ").split(",") if n.split()]
-            out.append((mod, tuple(n for n in names if n != "*")))
+            out.append((mod, tuple(n for n in names if n != "*"), top if dots else None))
     if len(_MODULE_IMPORTS) > 5000:
         _MODULE_IMPORTS.clear()
     _MODULE_IMPORTS[path] = (key, out)

@@ -5,6 +5,7 @@ optimizers, DataLoader, builtins, transformers / torchvision / timm loaders, cop
 from __future__ import annotations
 
 import ast
+import numbers
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
@@ -25,6 +26,10 @@ from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_co
 
 
 
+
+# The numeric ABCs of the running interpreter's stdlib (`numbers.Number` ...), by qualified name: a Python literal is
+# an instance of some of them (`isinstance(0.5, Number)`), decided as Python decides it.
+_NUMBER_ABCS = {f"numbers.{n}": getattr(numbers, n) for n in numbers.__all__}
 
 class Library:
     """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
@@ -337,6 +342,9 @@ class Library:
                   "tuple": tuple, "list": list, "dict": dict, "set": set}  # a literal is no container
             if named and len(named) == len(types) and all(n in py for n in named):
                 return Val("const", const=isinstance(args[0].const, tuple(py[n] for n in named)))
+            abcs = [_NUMBER_ABCS.get(t.const) if t.kind == "qual" else None for t in types]
+            if abcs and None not in abcs and isinstance(args[0].const, (bool, int, float, complex, str, bytes, type(None))):
+                return Val("const", const=isinstance(args[0].const, tuple(abcs)))  # `isinstance(0.5, numbers.Number)`
             if types and all(t.kind == "qual" and isinstance(t.const, str) and t.const.startswith("torch.") for t in types) \
                     and (args[0].const is None or isinstance(args[0].const, (bool, int, float, str, bytes))):
                 return Val("const", const=False)  # `isinstance(None, torch.device)`: a Python literal is no torch object

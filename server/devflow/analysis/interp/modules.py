@@ -266,6 +266,15 @@ class Modules:
             if found is not None:
                 self._interproc.add(id(node))
                 return self.call_function(FuncRef(found[0], None, found[1], "method"), args, kwargs, mod, node)
+            if not method and obj.role == "metric":
+                # a project metric on the library's forward (generated: the methods it hands the call's arguments
+                # to): `metric(preds, target)` runs the project's `update(preds, target)`
+                for name in sorted(FW.METRIC_FORWARD_RUNS):
+                    run = obj.cls.method(name)
+                    if run is not None:
+                        self._interproc.add(id(node))
+                        self.call_function(FuncRef(run[0], None, run[1], "method"), args, kwargs, mod, node)
+                return UNKNOWN  # the batch value `compute()` gives
             if not method and obj.dev is not None and obj.dev.known and not obj.dispatched and _torch_nn_forward(obj.cls):
                 # `class Block(nn.Sequential)` built by `super().__init__(conv, bn, act)`: torch's own forward runs
                 # on the module's device, as for the torch.nn class itself
