@@ -286,7 +286,7 @@ def rename(proj: Project) -> Project:
             | {p + t for p in col.getattr_prefixes for t in col.strings})
     names = {n for n in col.names if not (n.startswith("__") and n.endswith("__"))} - drop
     attrs = ({a for a in col.attrs if not a.startswith("__")} - LIBRARY_ATTRS - col.argparse_dests - drop
-             - _foreign_protocol(trees, modules))
+             - _foreign_protocol(trees, tops))  # (a base named from a library whose name a project folder also has)
     if not names:
         raise NotApplicable("no user-defined names")
     taken = all_identifiers(trees)
