@@ -502,6 +502,8 @@ class Library:
                     return Val("device", d or TOP, Origin(span_of(node), f"set at line {node.lineno}"))
                 if a.kind == "device":
                     return a
+                if (d := _ordinal_device(a)) is not None:  # `torch.device(0)`: the accelerator of that index
+                    return Val("device", d, Origin(span_of(node), f"set at line {node.lineno}"))
                 text = self.text(node.args[0])
                 accel = any(w in text.lower() for w in ("device", "cuda", "gpu"))
                 return Val("device", Dev("sym", key=("device", node.lineno, node.col_offset), text=self.text(node), accel=accel),
@@ -637,8 +639,8 @@ class Library:
             return d.dev or TOP
         if d.kind == "const" and isinstance(d.const, str):
             return concrete(d.const) or TOP
-        if d.kind == "tensor":
-            return TOP
+        if (o := _ordinal_device(d)) is not None:
+            return o
         return TOP
 
     def _param_modules(self, vals) -> list[Obj]:
@@ -962,6 +964,14 @@ def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
     it on the cpu."""
     return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
 
+
+
+def _ordinal_device(v: Val) -> Dev | None:
+    """A device given as a non-negative int (`torch.device(0)`, `device=1`, `.to(0)`) is the CUDA device of
+    that index: torch reads a bare ordinal as the current accelerator type's device."""
+    if v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool) and v.const >= 0:
+        return Dev("cuda", v.const)
+    return None
 
 def _sized_spread(node: ast.Call, rest: str) -> bool:
     """`torch.randn(n, *shape)`, `torch.zeros(*batch_dims, n)`: a factory's device= is keyword-only, so a

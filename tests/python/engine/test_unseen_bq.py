@@ -1,0 +1,212 @@
+"""Semantics found missing on unseen real cases, batch BQ (tests/fixtures/engine/unseen/bq_*): applications
+(samplers and schedulers, graph batches, cameras and renderers).
+
+- A device given as a non-negative int is the CUDA device of that index: `torch.device(0)` is cuda:0, and so
+  is `device=0` of a factory or `.to(0)` of a tensor (torch reads a bare ordinal as the current accelerator's
+  device). PyTorch3D's issue shows `device = torch.device(0)` for the GPU whose tensors meet the cameras that
+  `cameras_from_opencv_projection` left on the cpu (their constructor's default `device="cpu"`). An ordinal
+  whose value is not known (`torch.device(args.gpu)`) stays an unknown device, as before."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from devflow.api import check_path, check_source
+
+
+def _codes(src: str) -> list[tuple[int, str]]:
+    return [(d.span.line, d.code) for d in check_source(textwrap.dedent(src), "t.py").diagnostics]
+
+
+def _path_codes(root: Path, files: dict[str, str]) -> list[tuple[str, int, str]]:
+    for name, src in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(src))
+    out = []
+    for name in files:
+        out += [(name, d.span.line, d.code) for d in check_path(str(root / name)).diagnostics]
+    return sorted(out)
+
+
+# --- an int device ordinal --------------------------------------------------------------------------------------
+
+_ORDINAL = """
+    import torch
+
+
+    def main():
+        device = torch.device(0)
+        R = torch.eye(3, device=device)[None]
+        pts = torch.rand(1, 5, 3)
+        return pts.bmm(R)
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def test_torch_device_of_an_int_is_that_cuda_device():
+    assert _codes(_ORDINAL) == [(8, "DEV201")]
+
+
+def test_ordinal_renamed_and_given_as_a_keyword():
+    src = """
+        import torch
+
+        gpu = torch.device(index=0, type="cuda") if False else torch.device(1)
+        weights = torch.ones(4, device=gpu)
+        bias = torch.zeros(4)
+        print(weights + bias)
+    """
+    assert _codes(src) == [(6, "DEV201")]
+
+
+def test_device_keyword_given_an_int():
+    src = """
+        import torch
+
+        table = torch.arange(10, device=0)
+        idx = torch.randint(0, 10, (4,))
+        print(table.float() * torch.ones(10))
+    """
+    assert _codes(src) == [(6, "DEV201")]
+
+
+def test_to_an_int_moves_to_that_gpu():
+    src = """
+        import torch
+
+        x = torch.randn(4, 4).to(0)
+        w = torch.randn(4, 4)
+        print(x @ w)
+    """
+    assert _codes(src) == [(5, "DEV201")]
+
+
+def test_ordinal_one_helper_deeper_inside_a_class():
+    src = """
+        import torch
+
+
+        def pick(i):
+            return torch.device(i)
+
+
+        class Renderer:
+            def __init__(self):
+                self.device = pick(0)
+                self.K = torch.eye(3, device=self.device)
+
+            def project(self, pts):
+                return pts @ self.K
+
+
+        r = Renderer()
+        print(r.project(torch.rand(5, 3)))
+    """
+    assert _codes(src) == [(19, "DEV201")]
+
+
+def test_cameras_left_on_their_default_cpu_split_into_files(tmp_path):
+    files = {
+        "cams/__init__.py": "from .cameras import Cameras, from_opencv\n",
+        "cams/cameras.py": """
+            import torch
+
+
+            class Cameras:
+                def __init__(self, R=None, device="cpu"):
+                    self.device = torch.device(device) if isinstance(device, str) else device
+                    self.R = R.to(device=self.device)
+
+                def transform_points(self, points):
+                    return points.bmm(self.R)
+
+
+            def from_opencv(R):
+                return Cameras(R=R.clone().permute(0, 2, 1))
+        """,
+        "project.py": """
+            import torch
+
+            from cams import from_opencv
+
+
+            def main():
+                device = torch.device(0)
+                R = torch.eye(3, device=device)[None]
+                cameras = from_opencv(R)
+                pts = torch.rand(1, 10, 3, device=device)
+                return cameras.transform_points(pts)
+
+
+            if __name__ == "__main__":
+                main()
+        """,
+    }
+    assert _path_codes(tmp_path, files) == [("cams/cameras.py", 8, "DEV202"), ("project.py", 12, "DEV202")]
+
+
+# --- silent twins ------------------------------------------------------------------------------------------------
+
+
+def test_ordinal_on_both_sides_is_silent():
+    src = """
+        import torch
+
+        device = torch.device(0)
+        a = torch.ones(3, device=device)
+        b = torch.zeros(3, device=0)
+        c = torch.randn(3).to(0)
+        print(a + b + c)
+    """
+    assert _codes(src) == []
+
+
+def test_ordinal_from_the_command_line_stays_unknown():
+    src = """
+        import argparse
+        import torch
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--gpu", type=int, default=0)
+        args = parser.parse_args()
+        device = torch.device(args.gpu)
+        a = torch.ones(3, device=device)
+        print(a + torch.ones(3).to(args.gpu))
+    """
+    assert _codes(src) == []
+
+
+def test_cameras_given_the_points_device_are_silent(tmp_path):
+    files = {
+        "cams.py": """
+            import torch
+
+
+            class Cameras:
+                def __init__(self, R=None, device="cpu"):
+                    self.device = torch.device(device) if isinstance(device, str) else device
+                    self.R = R.to(device=self.device)
+
+                def transform_points(self, points):
+                    return points.bmm(self.R)
+
+
+            def from_opencv(R):
+                return Cameras(R=R.clone(), device=R.device)
+        """,
+        "project.py": """
+            import torch
+
+            from cams import from_opencv
+
+            device = torch.device(0)
+            R = torch.eye(3, device=device)[None]
+            print(from_opencv(R).transform_points(torch.rand(1, 10, 3, device=device)))
+        """,
+    }
+    assert _path_codes(tmp_path, files) == []
