@@ -5,7 +5,12 @@
   is `device=0` of a factory or `.to(0)` of a tensor (torch reads a bare ordinal as the current accelerator's
   device). PyTorch3D's issue shows `device = torch.device(0)` for the GPU whose tensors meet the cameras that
   `cameras_from_opencv_projection` left on the cpu (their constructor's default `device="cpu"`). An ordinal
-  whose value is not known (`torch.device(args.gpu)`) stays an unknown device, as before."""
+  whose value is not known (`torch.device(args.gpu)`) stays an unknown device, as before.
+- The parts `torch.stack` / `torch.cat` join must share a device, with no exception for a 0-dim cpu tensor (the
+  exception elementwise ops make): diffusers' UniPC scheduler keeps `self.sigmas` on the cpu, so the step
+  ratios `rk` it derives are 0-dim cpu tensors, stacked with `torch.ones((), device=device)` on the GPU. A named
+  list's items count one by one when all of them are known (built by literal, append / extend / insert, none
+  replaced, popped or deleted since) and each is a tensor; otherwise the list stays one joined value."""
 
 from __future__ import annotations
 
@@ -210,3 +215,102 @@ def test_cameras_given_the_points_device_are_silent(tmp_path):
         """,
     }
     assert _path_codes(tmp_path, files) == []
+
+
+# --- the parts of a join --------------------------------------------------------------------------------------
+
+_SCHEDULER = """
+    import torch
+
+
+    class Scheduler:
+        def set_timesteps(self, n, device=None):
+            self.sigmas = torch.linspace(1, 0, n + 1)
+            self.timesteps = (self.sigmas[:-1] * 1000).to(device)
+            self.sigmas = self.sigmas.to("cpu")
+
+        def step(self, sample, index, order=3):
+            h = self.sigmas[index + 1] - self.sigmas[index]
+            rks = []
+            for i in range(1, order):
+                rk = (self.sigmas[index - i] - self.sigmas[index]) / h
+                rks.append(rk)
+            rks.append(torch.ones((), device=sample.device))
+            rks = torch.stack(rks)
+            return sample * rks.sum()
+
+
+    device = torch.device("cuda")
+    s = Scheduler()
+    s.set_timesteps(10, device=device)
+    print(s.step(torch.randn(2, 4, device=device), 5))
+"""
+
+
+def test_stacked_0dim_cpu_ratios_with_a_cuda_one():
+    assert _codes(_SCHEDULER) == [(9, "DEV202")]  # the move to the cpu
+
+
+def test_literal_stack_of_a_0dim_cpu_and_a_cuda_tensor():
+    src = """
+        import torch
+
+        device = torch.device("cuda")
+        table = torch.linspace(0, 1, 10)
+        first = table[0]
+        last = torch.zeros((), device=device)
+        print(torch.stack([first, last]))
+    """
+    assert _codes(src) == [(5, "DEV201")]  # the schedule made on the cpu
+
+
+def test_cat_of_parts_appended_in_a_helper_one_deeper():
+    src = """
+        import torch
+
+
+        def parts(table, device):
+            out = []
+            out.append(table.sum())
+            out.append(torch.ones((), device=device))
+            return out
+
+
+        device = torch.device("cuda")
+        print(torch.stack(parts(torch.arange(5.0), device)))
+    """
+    assert [c for _, c in _codes(src)] and all(c.startswith("DEV2") for _, c in _codes(src))
+
+
+def test_fixed_scheduler_keeping_sigmas_on_the_device_is_silent():
+    assert _codes(_SCHEDULER.replace('self.sigmas.to("cpu")', "self.sigmas.to(device)")) == []
+
+
+def test_elementwise_ops_with_a_0dim_cpu_tensor_stay_silent():
+    src = """
+        import torch
+
+        device = torch.device("cuda")
+        table = torch.linspace(0, 1, 10)
+        x = torch.randn(4, device=device)
+        y = x * table[3] + table[2]
+        print(torch.stack([y, x]))
+    """
+    assert _codes(src) == []
+
+
+def test_replaced_or_popped_items_keep_the_list_joined():
+    src = """
+        import torch
+
+        device = torch.device("cuda")
+        table = torch.linspace(0, 1, 10)
+        parts = [table[0], torch.ones((), device=device)]
+        parts[0] = parts[0].to(device)
+        print(torch.stack(parts))
+        more = [table[1], torch.ones((), device=device)]
+        more.pop(0)
+        print(torch.stack(more))
+    """
+    assert _codes(src) == []
+

@@ -584,7 +584,7 @@ class Library:
             elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and \
                     (last in T.SEQUENCE_OPS or rest.startswith("nn.functional.")):
                 items = list(v.obj.items) + ([v.elem] if v.elem is not None else [])
-                if not isinstance(a, (ast.List, ast.Tuple)):
+                if not isinstance(a, (ast.List, ast.Tuple)) and not (_joins_parts(last, args) and _all_items_known(v)):
                     items = [self.elem_of(v.obj)] if v.obj.items else ([v.elem] if v.elem is not None else [])
                 for i, it in enumerate(items):
                     if it.kind == "tensor":
@@ -598,7 +598,7 @@ class Library:
         if last == MATMUL:  # `torch.matmul(a, b)`, the function of `a @ b`: no 0-dim operand
             vals = [(matmul_operand(v), t) for v, t in vals]
         if vals:
-            if self.check_mix(node, vals, frame):
+            if self.check_mix(node, vals, frame, joined=_joins_parts(last, args)):
                 return after_mix([v for v, _ in vals])
             if len(vals) == 1 and args and args[0] is vals[0][0] and \
                     (pair := values_indices(node, last, args[0], node.args, 1)) is not None:
@@ -965,6 +965,20 @@ def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
     return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
 
 
+
+
+def _joins_parts(last: str, args) -> bool:
+    """`torch.stack(parts)` / `torch.cat(parts)`: the parts are copied into one result, which checks that
+    they share a device without the exception elementwise ops make for a 0-dim cpu tensor (a contraction,
+    `einsum`, multiplies its operands instead)."""
+    return last in T.SEQUENCE_OPS and last != "einsum" and bool(args) and args[0].kind == "obj"
+
+
+def _all_items_known(v: Val) -> bool:
+    """A list whose every item is known (built by literal and append / extend / insert, with no item replaced or
+    removed since): each is a part of what `torch.stack(parts)` joins, not one value standing for all."""
+    return v.elem is None and v.obj is not None and v.obj.kind == "list" and bool(v.obj.items) and \
+        getattr(v.obj, "exact", True) and all(i.kind == "tensor" for i in v.obj.items)
 
 def _ordinal_device(v: Val) -> Dev | None:
     """A device given as a non-negative int (`torch.device(0)`, `device=1`, `.to(0)`) is the CUDA device of
