@@ -10,7 +10,10 @@
   exception elementwise ops make): diffusers' UniPC scheduler keeps `self.sigmas` on the cpu, so the step
   ratios `rk` it derives are 0-dim cpu tensors, stacked with `torch.ones((), device=device)` on the GPU. A named
   list's items count one by one when all of them are known (built by literal, append / extend / insert, none
-  replaced, popped or deleted since) and each is a tensor; otherwise the list stays one joined value."""
+  replaced, popped or deleted since) and each is a tensor; otherwise the list stays one joined value.
+- `t.get_device()` is the tensor's device ordinal: -1 on the cpu, else its GPU's index, which `.to(i)` reads back
+  as that device. MMGeneration's `get_module_device` returns `next(module.parameters()).get_device()` when the
+  parameters are on cuda, and the timesteps moved there index a numpy schedule made a cpu tensor."""
 
 from __future__ import annotations
 
@@ -314,3 +317,85 @@ def test_replaced_or_popped_items_keep_the_list_joined():
     """
     assert _codes(src) == []
 
+
+# --- a device ordinal read off a tensor ---------------------------------------------------------------------------
+
+_MODULE_DEVICE = """
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    def get_module_device(module):
+        if next(module.parameters()).is_cuda:
+            return next(module.parameters()).get_device()
+        return "cpu"
+
+
+    class Diffusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.net = nn.Linear(4, 4)
+            self.sqrt_alphas_bar = np.linspace(1, 0, 1000)
+
+        def q_sample(self, x_0, t):
+            return x_0 * torch.from_numpy(self.sqrt_alphas_bar)[t].float()[:, None]
+
+        def train_step(self, x_0):
+            t = torch.from_numpy(np.random.choice(1000, size=(x_0.shape[0],)))
+            t = t.to(get_module_device(self))
+            return self.q_sample(x_0, t)
+
+
+    model = Diffusion().cuda()
+    print(model.train_step(torch.randn(8, 4).cuda()))
+"""
+
+
+def test_timesteps_moved_to_the_module_ordinal_index_a_cpu_schedule():
+    assert _codes(_MODULE_DEVICE) == [(20, "DEV204")]
+
+
+def test_get_device_renamed_inside_a_helper_split_into_files(tmp_path):
+    files = {
+        "common.py": """
+            def device_of(module):
+                p = next(module.parameters())
+                return p.get_device() if p.is_cuda else "cpu"
+        """,
+        "train.py": """
+            import torch
+            import torch.nn as nn
+
+            from common import device_of
+
+            net = nn.Linear(3, 3).to("cuda:1")
+            idx = torch.randint(0, 10, (4,)).to(device_of(net))
+            table = torch.linspace(0, 1, 10)
+            print(table[idx])
+        """,
+    }
+    assert _path_codes(tmp_path, files) == [("train.py", 10, "DEV204")]
+
+
+def test_schedule_indexed_with_cpu_timesteps_is_silent():
+    assert _codes(_MODULE_DEVICE.replace("[t].float()", "[t.cpu()].float().to(x_0.device)")) == []
+
+
+def test_module_left_on_the_cpu_gives_the_cpu_branch():
+    assert _codes(_MODULE_DEVICE.replace("Diffusion().cuda()", "Diffusion()").replace(
+        "torch.randn(8, 4).cuda()", "torch.randn(8, 4)")) == []
+
+
+def test_get_device_of_a_tensor_of_unknown_device_stays_unknown():
+    src = """
+        import torch
+
+        def run(x):
+            table = torch.linspace(0, 1, 10)
+            idx = torch.randint(0, 10, (4,)).to(x.get_device())
+            return table[idx]
+
+        run(load_input())
+    """
+    assert _codes(src) == []
