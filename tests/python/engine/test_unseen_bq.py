@@ -13,7 +13,12 @@
   replaced, popped or deleted since) and each is a tensor; otherwise the list stays one joined value.
 - `t.get_device()` is the tensor's device ordinal: -1 on the cpu, else its GPU's index, which `.to(i)` reads back
   as that device. MMGeneration's `get_module_device` returns `next(module.parameters()).get_device()` when the
-  parameters are on cuda, and the timesteps moved there index a numpy schedule made a cpu tensor."""
+  parameters are on cuda, and the timesteps moved there index a numpy schedule made a cpu tensor.
+- A same-file function given a tensor the object holds (`self.sigmas[si]`), which an explicit move put on the
+  cpu, and returning only what it computed from it (`return 1 - sigma, sigma`), does not choose its result's
+  device: the result keeps the origin of the move, so the finding is anchored at `self.sigmas.to("cpu")`, not
+  at the call (interp/passthrough.py). A helper that makes or moves the tensor it returns, or one given a
+  value computed at the call, is still where its caller is told about."""
 
 from __future__ import annotations
 
@@ -399,3 +404,55 @@ def test_get_device_of_a_tensor_of_unknown_device_stays_unknown():
         run(load_input())
     """
     assert _codes(src) == []
+
+
+# --- a helper that passes an object's cpu state through -----------------------------------------------------
+
+_PASSTHROUGH = """
+    import torch
+
+
+    class Sampler:
+        def set_timesteps(self, n, device):
+            self.sigmas = torch.linspace(1, 0, n + 1, device=device)
+            self.sigmas = self.sigmas.to("cpu")
+
+        def to_alpha_sigma(self, sigma):
+            return 1 - sigma, sigma
+
+        def ratios(self, sample, i):
+            alpha, sigma = self.to_alpha_sigma(self.sigmas[i])
+            parts = [alpha / sigma, torch.ones((), device=sample.device)]
+            return torch.stack(parts)
+
+
+    device = torch.device("cuda")
+    s = Sampler()
+    s.set_timesteps(8, device)
+    print(s.ratios(torch.randn(2, device=device), 3))
+"""
+
+
+def test_state_passed_through_a_helper_keeps_the_origin_of_its_move():
+    assert _codes(_PASSTHROUGH) == [(8, "DEV202")]  # the move to the cpu, not the helper call
+
+
+def test_helper_that_makes_the_tensor_is_still_the_anchor():
+    src = """
+        import torch
+
+
+        def make(n):
+            return torch.ones(n)
+
+
+        device = torch.device("cuda")
+        x = torch.randn(3, device=device)
+        y = make(3)
+        print(x + y)
+    """
+    assert _codes(src) == [(11, "DEV202")]  # the call that returned it
+
+
+def test_passthrough_fixed_is_silent():
+    assert _codes(_PASSTHROUGH.replace('self.sigmas.to("cpu")', "self.sigmas.to(device)")) == []

@@ -563,7 +563,7 @@ class Statements:
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
         """A cpu tensor returned by a same-file call gets its origin at this assignment."""
         value = st.value
-        if isinstance(value, ast.Call) and id(value) in self._interproc:
+        if isinstance(value, ast.Call) and id(value) in self._interproc and id(value) not in self._passed_through:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
             if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr") or val.origin.pinned):
