@@ -8,6 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
+from devflow.analysis.interp.passthrough import returns_its_arguments
 from devflow.analysis.interp.missing_members import getattr_hook
 from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, is_typed_dict, sampled_by_rsample, \
     started_run
@@ -321,7 +322,10 @@ class Calls:
                 self.check_metric_sync(node, b, getattr(fval.func.node, "name", ""))
             if b is not None and b.obj is not None and getattr(fval.func.node, "name", "") == "step":
                 self.stepped(b.obj)  # a project optimizer's own step()
-            return self.call_function(fval.func, args, kwargs, fval.bound, node)
+            out = self.call_function(fval.func, args, kwargs, fval.bound, node)
+            if returns_its_arguments(node, out, args):
+                self._passed_through.add(id(node))
+            return out
         if kind == "class":
             if self.standalone:
                 return self.plain_instance(node, fval.func, args, kwargs)

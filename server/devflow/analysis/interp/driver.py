@@ -78,6 +78,9 @@ class Driver:
         self._spread: dict[int, list[tuple[Val, str]]] = {}  # call -> tensor containers passed as **batch
         self._starred: dict[int, list[Val]] = {}  # call -> containers of unknown length spread as *xs
         self._interproc: set[int] = set()
+        # calls whose returned tensors keep the origins of their arguments (`alpha, sigma = self.f(self.sigmas[i])`):
+        # the device was chosen where the argument got it, not by the callee, so the result keeps that origin
+        self._passed_through: set[int] = set()
         self._optimizers: list[Obj] = []
         self.init_units(project)  # `project`: where imports of project files resolve (None: nowhere)
 

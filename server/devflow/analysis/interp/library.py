@@ -510,6 +510,8 @@ class Library:
                     return Val("device", d or TOP, Origin(span_of(node), f"set at line {node.lineno}"))
                 if a.kind == "device":
                     return a
+                if (d := _ordinal_device(a)) is not None:  # `torch.device(0)`: the accelerator of that index
+                    return Val("device", d, Origin(span_of(node), f"set at line {node.lineno}"))
                 text = self.text(node.args[0])
                 accel = any(w in text.lower() for w in ("device", "cuda", "gpu"))
                 return Val("device", Dev("sym", key=("device", node.lineno, node.col_offset), text=self.text(node), accel=accel),
@@ -590,7 +592,7 @@ class Library:
             elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple") and \
                     (last in T.SEQUENCE_OPS or rest.startswith("nn.functional.")):
                 items = list(v.obj.items) + ([v.elem] if v.elem is not None else [])
-                if not isinstance(a, (ast.List, ast.Tuple)):
+                if not isinstance(a, (ast.List, ast.Tuple)) and not (_joins_parts(last, args) and _all_items_known(v)):
                     items = [self.elem_of(v.obj)] if v.obj.items else ([v.elem] if v.elem is not None else [])
                 for i, it in enumerate(items):
                     if it.kind == "tensor":
@@ -604,7 +606,7 @@ class Library:
         if last == MATMUL:  # `torch.matmul(a, b)`, the function of `a @ b`: no 0-dim operand
             vals = [(matmul_operand(v), t) for v, t in vals]
         if vals:
-            if self.check_mix(node, vals, frame):
+            if self.check_mix(node, vals, frame, joined=_joins_parts(last, args)):
                 return after_mix([v for v, _ in vals])
             if len(vals) == 1 and args and args[0] is vals[0][0] and \
                     (pair := values_indices(node, last, args[0], node.args, 1)) is not None:
@@ -645,8 +647,8 @@ class Library:
             return d.dev or TOP
         if d.kind == "const" and isinstance(d.const, str):
             return concrete(d.const) or TOP
-        if d.kind == "tensor":
-            return TOP
+        if (o := _ordinal_device(d)) is not None:
+            return o
         return TOP
 
     def _param_modules(self, vals) -> list[Obj]:
@@ -970,6 +972,28 @@ def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
     it on the cpu."""
     return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
 
+
+
+
+def _joins_parts(last: str, args) -> bool:
+    """`torch.stack(parts)` / `torch.cat(parts)`: the parts are copied into one result, which checks that
+    they share a device without the exception elementwise ops make for a 0-dim cpu tensor (a contraction,
+    `einsum`, multiplies its operands instead)."""
+    return last in T.SEQUENCE_OPS and last != "einsum" and bool(args) and args[0].kind == "obj"
+
+
+def _all_items_known(v: Val) -> bool:
+    """A list whose every item is known (built by literal and append / extend / insert, with no item replaced or
+    removed since): each is a part of what `torch.stack(parts)` joins, not one value standing for all."""
+    return v.elem is None and v.obj is not None and v.obj.kind == "list" and bool(v.obj.items) and \
+        getattr(v.obj, "exact", True) and all(i.kind == "tensor" for i in v.obj.items)
+
+def _ordinal_device(v: Val) -> Dev | None:
+    """A device given as a non-negative int (`torch.device(0)`, `device=1`, `.to(0)`) is the CUDA device of
+    that index: torch reads a bare ordinal as the current accelerator type's device."""
+    if v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool) and v.const >= 0:
+        return Dev("cuda", v.const)
+    return None
 
 def _sized_spread(node: ast.Call, rest: str) -> bool:
     """`torch.randn(n, *shape)`, `torch.zeros(*batch_dims, n)`: a factory's device= is keyword-only, so a

@@ -736,6 +736,8 @@ class Modules:
             return host_data()  # `arr.astype(...)`, `rng.choice(...)`: still numpy on the host
         if obj.kind == "autograd_ctx":
             return self.autograd_ctx_method(r, name, args)
+        if obj.kind == "list" and name in ("pop", "remove", "clear", "__setitem__", "__delitem__"):
+            obj.exact = False  # type: ignore[attr-defined]  # an item taken out: the known items are not all in it
         if obj.kind == "list" and name in ("append", "insert", "extend"):
             v = args[-1] if args else UNKNOWN
             if v.kind == "module" and v.obj is not None and isinstance(node.func.value, ast.Attribute):

@@ -118,10 +118,11 @@ class Reporting:
         recv, mc = move
         return FixPlan("insert_after", span_of(stmt), text=f"{recv}{mc}", title=f"Move the model again: `{recv}{mc}`")
 
-    def check_mix(self, node, vals: list[tuple[Val, str]], frame, module: Val | None = None) -> bool:
-        """Report when two tensors (or a module and a tensor) are definitely on different devices."""
+    def check_mix(self, node, vals: list[tuple[Val, str]], frame, module: Val | None = None, joined: bool = False) -> bool:
+        """Report when two tensors (or a module and a tensor) are definitely on different devices.
+        `joined`: the parts of one result (`torch.stack` / `torch.cat`), where a 0-dim cpu part is no exception."""
         tensors = [(v, t) for v, t in vals if v.kind == "tensor" and v.dev is not None and v.dev.known
-                   and not (v.scalar and v.dev.is_cpu)]
+                   and not (v.scalar and v.dev.is_cpu and not joined)]
         tensors = _first_per_device(tensors)  # same first pair, linear in a long operand list
         for i in range(len(tensors)):
             for j in range(i + 1, len(tensors)):

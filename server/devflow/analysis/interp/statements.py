@@ -563,7 +563,7 @@ class Statements:
     def _reanchor(self, st, val: Val, frame: Frame) -> Val:
         """A cpu tensor returned by a same-file call gets its origin at this assignment."""
         value = st.value
-        if isinstance(value, ast.Call) and id(value) in self._interproc:
+        if isinstance(value, ast.Call) and id(value) in self._interproc and id(value) not in self._passed_through:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
             if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr") or val.origin.pinned):
@@ -669,6 +669,8 @@ class Statements:
                     and owner.obj.kind == "instance" and \
                     (known := mapping_with_item(base, self.eval(target.slice, frame), val)) is not None:
                 owner.obj.attrs[target.value.attr] = known  # `self.cfg["device"] = ...` on a config of unknown origin
+            elif base.kind == "obj" and base.obj is not None and base.obj.kind == "list":
+                base.obj.exact = False  # type: ignore[attr-defined]  # `parts[i] = ...`: an item replaced
             elif base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
                 key = self.eval(target.slice, frame)
                 if key.kind == "const" and isinstance(key.const, (str, int)):
@@ -715,7 +717,7 @@ class Statements:
         for t in st.targets:  # `del d[k]`: the dict's keys are no longer known exactly
             if isinstance(t, ast.Subscript):
                 base = self.eval(t.value, frame)
-                if base.kind == "obj" and base.obj is not None and base.obj.kind == "dict":
+                if base.kind == "obj" and base.obj is not None and base.obj.kind in ("dict", "list"):
                     base.obj.exact = False  # type: ignore[attr-defined]
 
     def _library_model_of_part(self, node: ast.AST, base: Val, frame: Frame) -> Obj | None:

@@ -88,6 +88,10 @@ class Tensors:
             return Val("obj", obj=Obj("iter"), elem=Val("obj", obj=Obj("tuple", items=[UNKNOWN, value])))
         if name in ("item", "tolist"):
             return UNKNOWN
+        if name == "get_device" and not args and t.dev is not None and t.dev.known and not t.batch:
+            # the tensor's device ordinal: -1 on the cpu, else the index of its GPU, which `.to(i)` /
+            # `torch.device(i)` read back as that same device
+            return Val("const", const=-1) if t.dev.is_cpu else Val("device", t.dev, t.origin)
         if name == "type_as" and args and args[0].kind == "tensor":
             # `t.type(other.type())`: the other tensor's type string names its device type ("torch.cuda.FloatTensor"):
             # a cpu `other` copies to the cpu, a cuda one keeps a cuda receiver where it is and copies a cpu one to the
