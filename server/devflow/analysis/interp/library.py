@@ -31,6 +31,7 @@ from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_co
 # an instance of some of them (`isinstance(0.5, Number)`), decided as Python decides it.
 _NUMBER_ABCS = {f"numbers.{n}": getattr(numbers, n) for n in numbers.__all__}
 
+
 class Library:
     """Library calls, modelled from the tables in `devflow.analysis.torch_api`."""
 
@@ -973,8 +974,6 @@ def _legacy_sizes_spread(node: ast.Call, rest: str) -> bool:
     return rest in T.LEGACY_CPU_TYPES and all(k.arg is not None for k in node.keywords)
 
 
-
-
 def _joins_parts(last: str, args) -> bool:
     """`torch.stack(parts)` / `torch.cat(parts)`: the parts are copied into one result, which checks that
     they share a device without the exception elementwise ops make for a 0-dim cpu tensor (a contraction,
@@ -988,12 +987,14 @@ def _all_items_known(v: Val) -> bool:
     return v.elem is None and v.obj is not None and v.obj.kind == "list" and bool(v.obj.items) and \
         getattr(v.obj, "exact", True) and all(i.kind == "tensor" for i in v.obj.items)
 
+
 def _ordinal_device(v: Val) -> Dev | None:
     """A device given as a non-negative int (`torch.device(0)`, `device=1`, `.to(0)`) is the CUDA device of
     that index: torch reads a bare ordinal as the current accelerator type's device."""
     if v.kind == "const" and isinstance(v.const, int) and not isinstance(v.const, bool) and v.const >= 0:
         return Dev("cuda", v.const)
     return None
+
 
 def _sized_spread(node: ast.Call, rest: str) -> bool:
     """`torch.randn(n, *shape)`, `torch.zeros(*batch_dims, n)`: a factory's device= is keyword-only, so a

@@ -63,8 +63,9 @@ def _dict_of(v: Val | None) -> Obj | None:
 def _groups(params: Val, defaults: Obj) -> list | None:
     given = params.obj.items if params.kind == "obj" and params.obj is not None and params.obj.kind in ("list", "tuple") \
         and params.elem is None else None
-    if given and all(_dict_of(g) is not None for g in given):
-        return [_group(_dict_of(g).keys, defaults) for g in given]  # type: ignore[union-attr]
+    dicts = [_dict_of(g) for g in given or ()]
+    if given and None not in dicts:
+        return [_group(d.keys, defaults) for d in dicts]  # type: ignore[union-attr]
     if params.kind == "params" or given is not None and all(g.kind == "tensor" for g in given):
         return [_group({"params": params}, defaults)]
     return None
