@@ -22,6 +22,7 @@ from devflow.analysis.interp.expressions import modules_of_choice
 from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETTERS, placement_changed
 from devflow.analysis.interp.class_bases import any_base, unresolved_base
 from devflow.analysis.interp.optimizer_base import optimizer_base_init
+from devflow.analysis.interp.optimizer_restore import restore_saved_groups
 
 
 def derives_from_optimizer(info, index) -> bool:
@@ -784,6 +785,9 @@ class Modules:
             if name == "load_state_dict":
                 self.optimizer_reloaded(obj)
                 self.optimizer_restored(node, obj, args, frame)
+                if getattr(obj, "project_optimizer", False) and args and args[0].kind == "unknown" and \
+                        args[0].obj is not None and args[0].obj.kind == "ckpt" and not self.standalone:
+                    restore_saved_groups(self, node, obj, args[0].obj, frame)
                 mods = [m for m in obj.modules if m.kind == "module"]
                 if mods and all(m.moved is None and (m.dev is None or m.dev.is_cpu) for m in mods) and \
                         any(m.dev is not None for m in mods):

@@ -1,0 +1,92 @@
+"""What `Optimizer.load_state_dict(sd)` restores from a checkpoint mapped onto the cpu, on a project optimizer.
+
+torch's `load_state_dict` casts the per-parameter `state` (tensors, and dicts / lists of them) to each
+parameter's device, but takes the saved `param_groups` as they were loaded: only `params` is replaced by the
+live parameters. A tensor the optimizer keeps in its groups (Prodigy's running `d_numerator`, created on the
+parameters' device by its first step) is therefore on the cpu after a resume from `torch.load(...,
+map_location="cpu")`, and meets the gradients in the next `step()`.
+
+Which entries a saved group holds is what the optimizer's own `step()` leaves there: the checkpoint was saved
+by a run that stepped. That step is run once on copies of the groups, with its findings and memoised calls
+discarded; each tensor it leaves in a group is then the checkpoint's cpu copy in the live group.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+
+from devflow.analysis.findings import Finding, FixPlan
+from devflow.analysis.walk import walk
+from devflow.analysis.lattice import CPU
+from devflow.analysis.values import Obj, Origin, Val
+from devflow.analysis.interp.frames import FuncRef, span_of
+
+
+def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame) -> None:
+    info = opt.cls
+    step = info.method("step") if info is not None else None
+    pg = opt.attrs.get("param_groups")
+    if step is None or pg is None or pg.kind != "obj" or pg.obj is None or pg.obj.kind != "list" or pg.elem is not None:
+        return
+    groups = [g.obj for g in pg.obj.items if g.kind == "obj" and g.obj is not None and g.obj.kind == "dict"]
+    if not groups or len(groups) != len(pg.obj.items):
+        return
+    saved = _groups_after_a_step(interp, node, opt, step, groups)
+    why = f"restored onto the cpu by `{interp.text(node.func)}()` at line {node.lineno}, from a checkpoint " \
+          f"{ckpt.origin.reason if ckpt.origin is not None else 'mapped to the cpu'}: `load_state_dict` keeps " \
+          "param_groups entries on the device they were loaded on"
+    stmt = frame.stmt_stack[-1] if frame.stmt_stack else None
+    origin = Origin(span_of(stmt if stmt is not None else node), why, kind="restored")
+    fix = _move_groups_fix(interp, node, stmt, frame)
+    if fix is not None:
+        interp.__dict__.setdefault("restore_fixes", {})[origin.span] = fix
+    for live, after in zip(groups, saved):
+        for key, v in after.keys.items():
+            if key != "params" and v.kind == "tensor":
+                live.keys[key] = Val("tensor", CPU, origin, scalar=v.scalar, dims=v.dims)
+
+
+def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
+    copies = []
+    for g in groups:
+        c = Obj("dict")
+        c.keys = dict(g.keys)
+        c.exact = getattr(g, "exact", False)  # type: ignore[attr-defined]
+        copies.append(c)
+    twin = copy.copy(opt)
+    twin.attrs = dict(opt.attrs)
+    twin.attrs["param_groups"] = Val("obj", obj=Obj("list", items=[Val("obj", obj=c) for c in copies]))
+    entry = Obj("dict")
+    entry.exact = True  # type: ignore[attr-defined]  # a parameter's state before its first step
+    twin.attrs["state"] = Val("obj", obj=Obj("dict"), elem=Val("obj", obj=entry))
+    memo, add = interp.memo, interp.add
+    interp.memo = dict(memo)  # calls run here must run again, with their findings, in the real steps
+    interp.add = _discard  # the saving run's step: nothing of it is reported
+    try:
+        interp.call_function(FuncRef(step[0], None, step[1], "method"), [], {}, Val("obj", obj=twin), node)
+    finally:
+        interp.memo = memo
+        del interp.add
+    return copies
+
+
+def _move_groups_fix(interp, node, stmt, frame) -> FixPlan | None:
+    """After the load: each group's tensors onto its parameters' device. Offered only where the loop's names
+    are free in the function (a fix must not rebind the user's `group` or `value`)."""
+    if stmt is None or not isinstance(node.func, ast.Attribute):
+        return None
+    names = {n.id for n in walk(frame.node) if isinstance(n, ast.Name)}
+    if names & {"group", "key", "value"} or interp.index.aliases.get("torch") != "torch":
+        return None
+    opt = interp.text(node.func.value)
+    loop = (f"for group in {opt}.param_groups:\n"
+            f"    for key, value in group.items():\n"
+            f"        if torch.is_tensor(value):\n"
+            f"            group[key] = value.to(group[\"params\"][0].device)")
+    return FixPlan("insert_after", span_of(stmt), text=loop,
+                   title="Move the restored param_groups tensors to the parameters' device")
+
+
+def _discard(f: Finding) -> Finding:
+    return f

@@ -1,0 +1,172 @@
+"""`Optimizer.load_state_dict(sd)` from a checkpoint mapped onto the cpu, on a project optimizer
+(analysis/interp/optimizer_restore.py). torch casts the per-parameter `state` to each parameter's device but keeps
+the saved `param_groups` entries as loaded: a tensor the optimizer keeps in its groups (Prodigy's running
+`d_numerator`, made on the parameters' device by its first step) is on the cpu after the resume and meets the
+gradients in the next `step()`. What a saved group holds is what the optimizer's own step leaves there (the
+checkpoint comes from a run that stepped): DEV202 at the load, with a fix that moves the groups' tensors after it."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from devflow.api import check_path, check_source
+
+
+_OPTIMIZER = """
+    import torch
+
+
+    class Prodigy(torch.optim.Optimizer):
+        def __init__(self, params, lr=1.0, beta3=0.9):
+            super().__init__(params, dict(lr=lr, beta3=beta3, d=1e-6))
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            group = self.param_groups[0]
+            device = group["params"][0].device
+            if "d_numerator" not in group:
+                group["d_numerator"] = GROUP_TENSOR
+            d_numerator = group["d_numerator"]
+            d_numerator.mul_(group["beta3"])
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    d_numerator.add_(torch.dot(p.grad.flatten(), p.flatten()))
+            for group in self.param_groups:
+                group["d_numerator"] = d_numerator
+"""
+
+_TRAIN = """
+    def main():
+        device = torch.device("cuda")
+        model = torch.nn.Linear(4, 2).to(device)
+        opt = Prodigy(model.parameters())
+        ckpt = torch.load("last.pt", MAP)
+        model.load_state_dict(ckpt["model"])
+        opt.load_state_dict(ckpt["optimizer"])
+        for _ in range(10):
+            x = torch.randn(8, 4, device=device)
+            model(x).sum().backward()
+            opt.step()
+            opt.zero_grad()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+def _src(group_tensor: str = "torch.tensor([0.0], device=device)", map_location: str = 'map_location="cpu"',
+         train: str = _TRAIN) -> str:
+    return textwrap.dedent(_OPTIMIZER).replace("GROUP_TENSOR", group_tensor) + \
+        textwrap.dedent(train).replace("MAP", map_location)
+
+
+def _found(src: str) -> list[tuple[int, str]]:
+    return sorted((d.span.line, d.code) for d in check_source(src, "t.py").diagnostics)
+
+
+def _line(src: str, text: str) -> int:
+    return next(i for i, line in enumerate(src.splitlines(), 1) if text in line)
+
+
+def test_group_tensor_restored_on_the_cpu_meets_the_gradients():
+    src = _src()
+    (d,) = check_source(src, "t.py").diagnostics
+    assert (d.span.line, d.code) == (_line(src, 'opt.load_state_dict('), "DEV202")
+    assert "param_groups" in d.message and "d_numerator" in d.message
+    assert any(r.span.line == _line(src, "d_numerator.add_(") for r in d.related)
+    assert d.fix is not None and 'group["params"][0].device' in d.fix.edits[0].new_text
+
+
+def test_the_fix_leaves_a_clean_program():
+    src = _src()
+    (d,) = check_source(src, "t.py").diagnostics
+    line = _line(src, "opt.load_state_dict(")
+    lines = src.splitlines()
+    indent = " " * 8
+    block = [indent + x for x in ("for group in opt.param_groups:", "    for key, value in group.items():",
+                                  "        if torch.is_tensor(value):",
+                                  '            group[key] = value.to(group["params"][0].device)')]
+    fixed = "\n".join(lines[:line] + block + lines[line:]) + "\n"
+    assert _found(fixed) == []
+
+
+@pytest.mark.parametrize("map_location", ['map_location=device', "", 'map_location="cuda"'])
+def test_a_load_onto_the_device_or_the_saving_device_is_silent(map_location):
+    assert _found(_src(map_location=map_location)) == []
+
+
+def test_a_group_holding_only_numbers_is_silent():
+    assert _found(_src(group_tensor="0.0")) == []
+
+
+def test_a_zero_dim_group_tensor_written_in_place_by_a_gpu_value_is_found_too():
+    # `running_d_numerator.add_(x0_dot)`: a 0-dim cpu tensor mixes with any device as an operand, never as the
+    # output of a cuda op (prodigy-plus-schedule-free#11 failed this way after an accelerate resume)
+    src = _src(group_tensor="torch.tensor(0.0, device=device)")
+    assert _found(src) == [(_line(src, "opt.load_state_dict("), "DEV202")]
+
+
+def test_built_in_optimizer_is_silent():
+    src = textwrap.dedent(_TRAIN).replace("MAP", 'map_location="cpu"').replace("Prodigy(", "torch.optim.Adam(")
+    assert _found("import torch\n" + src) == []
+
+
+_TRAINER_CLASS = """
+    class Trainer:
+        def __init__(self, cfg):
+            self.device = torch.device(cfg.device)
+            self.net = torch.nn.Linear(4, 2).to(self.device)
+            self.optimizer = Prodigy(self.net.parameters(), lr=cfg.lr)
+
+        def load(self, path):
+            state = load_checkpoint(path)
+            self.net.load_state_dict(state["net"])
+            restore(self.optimizer, state)
+
+        def fit(self, steps):
+            for _ in range(steps):
+                x = torch.randn(8, 4, device=self.device)
+                self.net(x).sum().backward()
+                self.optimizer.step()
+
+
+    def load_checkpoint(path):
+        return torch.load(path, map_location="cpu")
+
+
+    def restore(optim, state):
+        optim.load_state_dict(state["optim"])
+
+
+    if __name__ == "__main__":
+        import types
+        trainer = Trainer(types.SimpleNamespace(device="cuda:0", lr=1.0))
+        trainer.load("ckpt.pt")
+        trainer.fit(100)
+"""
+
+
+def test_renamed_one_helper_deeper_inside_a_trainer_class():
+    src = textwrap.dedent(_OPTIMIZER).replace("GROUP_TENSOR", "torch.tensor([0.0], device=device)") \
+        .replace("Prodigy", "DAdapt").replace("d_numerator", "running_sum") + \
+        textwrap.dedent(_TRAINER_CLASS).replace("Prodigy", "DAdapt")
+    found = _found(src)
+    assert found == [(_line(src, "optim.load_state_dict("), "DEV202")]
+
+
+def test_split_into_files(tmp_path: Path):
+    (tmp_path / "optim").mkdir()
+    (tmp_path / "optim" / "__init__.py").write_text("from .prodigy import Prodigy\n")
+    (tmp_path / "optim" / "prodigy.py").write_text(
+        textwrap.dedent(_OPTIMIZER).replace("GROUP_TENSOR", "torch.tensor([0.0], device=device)"))
+    train = "import torch\nfrom optim import Prodigy\n" + textwrap.dedent(_TRAIN).replace("MAP", 'map_location="cpu"')
+    (tmp_path / "train.py").write_text(train)
+    result = check_path(tmp_path / "train.py")
+    found = sorted((d.span.line, d.code) for d in result.diagnostics)
+    assert found == [(_line(train, "opt.load_state_dict("), "DEV202")]
