@@ -646,7 +646,7 @@ def lightning(wheel: Path) -> dict:
     synced, strategies, callbacks = _synced_logs(wheel), _process_group_strategies(wheel), _callback_hooks(wheel)
     return {"module_classes": sorted(set(exports)), "trainer_classes": sorted(trainers), "trainer_runs": sorted(runs),
             "synced_logs": synced, "process_group_strategies": strategies, "callback_hooks": callbacks,
-            "fabric": _fabric(wheel),
+            "fabric": _fabric(wheel), "resume": _resume(wheel),
             "before_transfer": before, "transfer": transfer,
             "after_transfer": after_all,
             "batch_position": {h: i for h, i in sorted(hooks_with_batch.items()) if not h.startswith("_")}}
@@ -665,6 +665,33 @@ def _defined_or_exported(wheel: Path, prefix: str, cls: str) -> set[str]:
     return out
 
 
+def _resume(wheel: Path) -> dict:
+    """How `trainer.fit(model, ckpt_path=...)` resumes: the fit parameter naming the checkpoint (and its position
+    after `model`), the LightningModule hook whose return the Trainer builds its optimizers from, and where the
+    default checkpoint IO loads tensors: `map_location=lambda storage, loc: storage` keeps each storage where
+    torch deserialised it, the cpu. The strategy then calls each optimizer's `load_state_dict` with that state."""
+    ckpt, position, hook, where = "", -1, "", ""
+    for name, tree in _trees(wheel, "lightning/"):
+        for f in _funcs(tree):
+            if f.name == "_init_optimizers_and_lr_schedulers":
+                hook = next((c.args[1].value for c in ast.walk(f) if isinstance(c, ast.Call) and len(c.args) > 1
+                             and ast.unparse(c.func).endswith("_call_lightning_module_hook")
+                             and isinstance(c.args[1], ast.Constant)), hook)
+            if f.name == "load_checkpoint" and name.endswith("plugins/io/torch_io.py"):
+                args = f.args.args
+                defaults = dict(zip([a.arg for a in args[len(args) - len(f.args.defaults):]], f.args.defaults))
+                ml = defaults.get("map_location")
+                if isinstance(ml, ast.Lambda) and isinstance(ml.body, ast.Name) and ml.args.args \
+                        and ml.body.id == ml.args.args[0].arg:
+                    where = "cpu"
+        for cls in (n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Trainer"):
+            fit = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == "fit"), None)
+            names = [a.arg for a in fit.args.args[1:]] if fit is not None else []
+            ckpt = next((a for a in names if a.endswith("ckpt_path")), ckpt)
+            position = names.index(ckpt) if ckpt in names else position
+    return {"ckpt_kwarg": ckpt, "ckpt_position": position, "optimizers_hook": hook, "map_location": where}
+
+
 def accelerate(wheel: Path) -> dict:
     """accelerate's Accelerator: what `prepare()` does with each object it is given (the isinstance
     branches of `_prepare_one`, each with the `prepare_*` method it hands the object to; anything else
@@ -672,6 +699,7 @@ def accelerate(wheel: Path) -> dict:
     names its device. The DataLoader it prepares yields batches on that device; the modules it
     prepares are moved there."""
     places: dict[str, str] = {}
+    restores: dict[str, str] = {}
     cpu_flag, device_attr, classes = "", "", set()
     for name, tree in _trees(wheel, "accelerate/"):
         mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
@@ -701,8 +729,22 @@ def accelerate(wheel: Path) -> dict:
                             cpu_flag = a.arg
                 if any(isinstance(d, ast.Name) and d.id == "property" for d in f.decorator_list) and f.name == "device":
                     device_attr = f.name
+                mapped = _optimizer_restore_map(f)
+                if mapped:
+                    restores[f.name] = mapped
     return {"classes": sorted(classes), "prepare": "prepare", "places": dict(sorted(places.items())),
-            "cpu_flag": cpu_flag, "device": device_attr}
+            "cpu_flag": cpu_flag, "device": device_attr, "restores": dict(sorted(restores.items()))}
+
+
+def _optimizer_restore_map(f: ast.FunctionDef) -> str:
+    """An Accelerator method that restores the prepared optimizers (reads `self._optimizers`) from files it
+    loads with a `map_location` it sets itself: the one a single process uses ("cpu"; several processes on
+    several devices load "on_device"). `load_state` then hands each optimizer a state loaded onto the cpu."""
+    reads = any(isinstance(n, ast.Attribute) and n.attr == "_optimizers" and isinstance(n.value, ast.Name)
+                and n.value.id == "self" and isinstance(n.ctx, ast.Load) for n in ast.walk(f))
+    maps = {n.value.value for n in ast.walk(f) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str) and any(isinstance(t, ast.Name) and t.id == "map_location" for t in n.targets)}
+    return "cpu" if reads and "cpu" in maps else ""
 
 
 def torch_module_subclasses(base_of: dict[str, list[str]], alias: dict[str, str]) -> set[str]:

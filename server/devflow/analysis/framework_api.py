@@ -67,6 +67,9 @@ LIGHTNING_SYNCED_LOGS = _F["lightning"].get("synced_logs", {})
 LIGHTNING_GROUP_STRATEGIES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("names", []))
 # Callback hooks the Trainer runs with the module on its device: hook -> {"module": i, "batch": j} (after self)
 LIGHTNING_CALLBACK_HOOKS = _F["lightning"].get("callback_hooks", {})
+# `trainer.fit(model, ckpt_path=...)`: the fit parameter (and its position after `model`), the hook whose return
+# the Trainer builds its optimizers from, and where the default checkpoint IO loads the state ("cpu")
+LIGHTNING_RESUME = _F["lightning"].get("resume", {})
 LIGHTNING_GROUP_STRATEGY_CLASSES = frozenset(_F["lightning"].get("process_group_strategies", {}).get("classes", []))
 # LightningModule hooks the Trainer's loops call after the move, in 2.x and 1.x (`validation_epoch_end(outputs)`)
 LIGHTNING_LOOP_HOOKS = frozenset(h for hs in _F["lightning"].get("loop_hooks", {}).values() for h in hs)
@@ -176,6 +179,8 @@ ACCELERATOR_PREPARE = _ACC.get("prepare", "")
 ACCELERATOR_PLACES = _ACC.get("places", {})
 ACCELERATOR_CPU_FLAG = _ACC.get("cpu_flag", "")
 ACCELERATOR_DEVICE = _ACC.get("device", "")
+# the methods restoring the prepared optimizers from files, with the map_location a single process loads them onto
+ACCELERATOR_RESTORES = _ACC.get("restores", {})
 
 # torch.distributed: the devices each process-group backend communicates ("nccl": cuda only); torch's
 # backend per device type; where each collective takes its process group (`group`, a

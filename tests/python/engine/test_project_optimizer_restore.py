@@ -170,3 +170,154 @@ def test_split_into_files(tmp_path: Path):
     result = check_path(tmp_path / "train.py")
     found = sorted((d.span.line, d.code) for d in result.diagnostics)
     assert found == [(_line(train, "opt.load_state_dict("), "DEV202")]
+
+
+# --- restored by a library: accelerate's `load_state` and Lightning's `fit(ckpt_path=...)` (generated facts:
+# frameworks.json accelerate.restores and lightning.resume)
+
+_ACCELERATE = """
+    from accelerate import Accelerator
+
+
+    class NetworkTrainer:
+        def train(self, args):
+            accelerator = Accelerator()
+            network = torch.nn.Linear(4, 2)
+            optimizer = Prodigy(network.parameters(), lr=args.lr)
+            loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=8)
+            network, optimizer, loader = accelerator.prepare(network, optimizer, loader)
+            if args.resume:
+                accelerator.load_state(args.resume)
+            for batch in loader:
+                loss = network(batch).pow(2).mean()
+                accelerator.backward(loss)
+                optimizer.step()
+                optimizer.zero_grad()
+
+
+    if __name__ == "__main__":
+        import argparse
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--resume", type=str, default=None)
+        parser.add_argument("--lr", type=float, default=1.0)
+        NetworkTrainer().train(parser.parse_args())
+"""
+
+
+def _with_optimizer(body: str, group_tensor: str = "torch.tensor([0.0], device=device)") -> str:
+    return textwrap.dedent(_OPTIMIZER).replace("GROUP_TENSOR", group_tensor) + textwrap.dedent(body)
+
+
+def test_accelerate_load_state_restores_the_prepared_optimizer_on_the_cpu():
+    src = _with_optimizer(_ACCELERATE)
+    (d,) = check_source(src, "t.py").diagnostics
+    assert (d.span.line, d.code) == (_line(src, "accelerator.load_state("), "DEV202")
+    assert "accelerator.load_state()" in d.message
+    assert d.fix is not None and "for group in optimizer.param_groups:" in d.fix.edits[0].new_text
+
+
+@pytest.mark.parametrize("change", [("accelerator.load_state(args.resume)", "pass"),  # no resume
+                                    ("Prodigy(network.parameters()", "torch.optim.AdamW(network.parameters()")])
+def test_accelerate_without_a_resume_or_with_a_built_in_optimizer_is_silent(change):
+    assert _found(_with_optimizer(_ACCELERATE).replace(*change)) == []
+
+
+def test_accelerate_group_of_numbers_is_silent():
+    assert _found(_with_optimizer(_ACCELERATE, group_tensor="0.0")) == []
+
+
+_LIGHTNING = """
+    import lightning.pytorch as pl
+
+
+    class LitModel(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.net = torch.nn.Linear(4, 2)
+
+        def training_step(self, batch, batch_idx):
+            return self.net(batch).pow(2).mean()
+
+        def configure_optimizers(self):
+            RETURN
+
+
+    def run(resume_from):
+        trainer = pl.Trainer(accelerator="gpu", devices=1, max_epochs=3)
+        loader = torch.utils.data.DataLoader(torch.randn(64, 4), batch_size=8)
+        trainer.fit(LitModel(), loader, FIT)
+
+
+    if __name__ == "__main__":
+        run("last.ckpt")
+"""
+
+
+def _lightning(ret: str = "return Prodigy(self.parameters())", fit: str = "ckpt_path=resume_from") -> str:
+    return _with_optimizer(_LIGHTNING.replace("RETURN", ret).replace("FIT", fit))
+
+
+@pytest.mark.parametrize("ret", [
+    "return Prodigy(self.parameters())",
+    "return [Prodigy(self.parameters())]",
+    "opt = Prodigy(self.parameters())\n            return [opt], [torch.optim.lr_scheduler.StepLR(opt, 10)]",
+    'opt = Prodigy(self.parameters())\n            return {"optimizer": opt, "lr_scheduler": torch.optim.lr_scheduler.StepLR(opt, 10)}',
+])
+def test_lightning_fit_with_ckpt_path_restores_configure_optimizers_on_the_cpu(ret):
+    src = _lightning(ret)
+    (d,) = check_source(src, "t.py").diagnostics
+    assert (d.span.line, d.code) == (_line(src, "trainer.fit("), "DEV202")
+    assert "param_groups" in d.message and d.fix is None  # the restore is inside the Trainer
+
+
+@pytest.mark.parametrize("fit", ["", "ckpt_path=None"])
+def test_lightning_fit_without_a_checkpoint_is_silent(fit):
+    assert _found(_lightning(fit=fit)) == []
+
+
+def test_lightning_split_into_files_one_helper_deeper(tmp_path: Path):
+    (tmp_path / "optim.py").write_text(textwrap.dedent(_OPTIMIZER).replace("GROUP_TENSOR", "torch.tensor([0.0], device=device)")
+                                       .replace("Prodigy", "DAdaptSGD"))
+    (tmp_path / "model.py").write_text(textwrap.dedent("""\
+        import lightning.pytorch as pl
+        import torch
+
+        from optim import DAdaptSGD
+
+
+        def build_optimizer(module, cfg):
+            return DAdaptSGD(module.parameters(), lr=cfg["lr"])
+
+
+        class Classifier(pl.LightningModule):
+            def __init__(self, cfg):
+                super().__init__()
+                self.cfg = cfg
+                self.body = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
+
+            def training_step(self, batch, batch_idx):
+                x, y = batch
+                return torch.nn.functional.cross_entropy(self.body(x), y)
+
+            def configure_optimizers(self):
+                return build_optimizer(self, self.cfg)
+        """))
+    train = textwrap.dedent("""\
+        import lightning.pytorch as pl
+        import torch
+
+        from model import Classifier
+
+
+        def main(ckpt):
+            data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+            trainer = pl.Trainer(accelerator="gpu", devices=1)
+            trainer.fit(Classifier({"lr": 1.0}), torch.utils.data.DataLoader(data, batch_size=8), ckpt_path=ckpt)
+
+
+        if __name__ == "__main__":
+            main("runs/last.ckpt")
+        """)
+    (tmp_path / "train.py").write_text(train)
+    found = sorted((d.span.line, d.code) for d in check_path(tmp_path / "train.py").diagnostics)
+    assert found == [(_line(train, "trainer.fit("), "DEV202")]

@@ -23,7 +23,9 @@ from devflow.analysis.values import Obj, Origin, Val
 from devflow.analysis.interp.frames import FuncRef, span_of
 
 
-def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame) -> None:
+def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame, receiver: str | None = None) -> None:
+    """`receiver`: the optimizer's name where the load is (the call's receiver when the call is its
+    `load_state_dict`); "" when it has none there."""
     info = opt.cls
     step = info.method("step") if info is not None else None
     pg = opt.attrs.get("param_groups")
@@ -33,12 +35,14 @@ def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame) -> None:
     if not groups or len(groups) != len(pg.obj.items):
         return
     saved = _groups_after_a_step(interp, node, opt, step, groups)
-    why = f"restored onto the cpu by `{interp.text(node.func)}()` at line {node.lineno}, from a checkpoint " \
-          f"{ckpt.origin.reason if ckpt.origin is not None else 'mapped to the cpu'}: `load_state_dict` keeps " \
-          "param_groups entries on the device they were loaded on"
+    why = f"restored onto the cpu by `{interp.text(node.func)}()` at line {node.lineno}" + \
+          (f", from a checkpoint {ckpt.origin.reason}" if ckpt.origin is not None and ckpt.origin.span != span_of(node) else "") + \
+          ": `Optimizer.load_state_dict` keeps param_groups entries on the device they were loaded on"
     stmt = frame.stmt_stack[-1] if frame.stmt_stack else None
     origin = Origin(span_of(stmt if stmt is not None else node), why, kind="restored")
-    fix = _move_groups_fix(interp, node, stmt, frame)
+    if receiver is None:
+        receiver = interp.text(node.func.value) if isinstance(node.func, ast.Attribute) else ""
+    fix = _move_groups_fix(interp, stmt, frame, receiver)
     if fix is not None:
         interp.__dict__.setdefault("restore_fixes", {})[origin.span] = fix
     for live, after in zip(groups, saved):
@@ -60,7 +64,7 @@ def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
     entry = Obj("dict")
     entry.exact = True  # type: ignore[attr-defined]  # a parameter's state before its first step
     twin.attrs["state"] = Val("obj", obj=Obj("dict"), elem=Val("obj", obj=entry))
-    memo, add = interp.memo, interp.add
+    memo = interp.memo
     interp.memo = dict(memo)  # calls run here must run again, with their findings, in the real steps
     interp.add = _discard  # the saving run's step: nothing of it is reported
     try:
@@ -71,15 +75,14 @@ def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
     return copies
 
 
-def _move_groups_fix(interp, node, stmt, frame) -> FixPlan | None:
+def _move_groups_fix(interp, stmt, frame, opt: str) -> FixPlan | None:
     """After the load: each group's tensors onto its parameters' device. Offered only where the loop's names
     are free in the function (a fix must not rebind the user's `group` or `value`)."""
-    if stmt is None or not isinstance(node.func, ast.Attribute):
+    if stmt is None or not opt:
         return None
     names = {n.id for n in walk(frame.node) if isinstance(n, ast.Name)}
     if names & {"group", "key", "value"} or interp.index.aliases.get("torch") != "torch":
         return None
-    opt = interp.text(node.func.value)
     loop = (f"for group in {opt}.param_groups:\n"
             f"    for key, value in group.items():\n"
             f"        if torch.is_tensor(value):\n"

@@ -566,15 +566,18 @@ class Statements:
         if isinstance(value, ast.Call) and id(value) in self._interproc and id(value) not in self._passed_through:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
-            if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr") or val.origin.pinned):
+            if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr", "restored")
+                                                                    or val.origin.pinned):
                 # maybe a module: keep what says so; a plain tensor attribute the module's move left behind
-                # (returned by a getter), or state a module pins to the GPU, is fixed where it is set, not returned
+                # (returned by a getter), state a module pins to the GPU, or an optimizer's group restored from a
+                # cpu checkpoint, is fixed where it is set, not returned
                 return val
             if val.kind == "tensor":  # (a BatchEncoding / graph batch stays one: its `.to()` moves it in place)
                 return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims, batch=val.batch)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
                 new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
-                                          if v.kind == "tensor" and not (v.origin is not None and (v.origin.kind == "unknown-moved" or v.origin.pinned))
+                                          if v.kind == "tensor" and not (v.origin is not None and (v.origin.kind in ("unknown-moved", "restored")
+                                                                                                    or v.origin.pinned))
                                           else v for v in val.obj.items])
                 return Val("obj", obj=new)
         return val

@@ -9,6 +9,7 @@ from devflow.analysis import framework_api as F
 from devflow.analysis.lattice import CPU, Dev
 from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import span_of
+from devflow.analysis.interp.optimizer_restore import restore_saved_groups
 
 _LOADER, _MODULE = "torch.utils.data.DataLoader", "torch.nn.Module"
 
@@ -36,7 +37,18 @@ class Accelerators:
             return out[0] if len(out) == 1 else Val("obj", obj=Obj("tuple", items=out))
         if name in F.ACCELERATOR_PLACES.values() and args:
             return self.prepared(node, acc, args[0], frame, only=name)
+        if F.ACCELERATOR_RESTORES.get(name) == "cpu" and not self.standalone:
+            self._restore_optimizers(node, acc, frame)
         return UNKNOWN
+
+    def _restore_optimizers(self, node, acc: Obj, frame) -> None:
+        """`accelerator.load_state(dir)`: each prepared optimizer's `load_state_dict` gets a state loaded onto the cpu
+        (in one process), so a project optimizer's param_groups tensors stay there (interp/optimizer_restore.py)."""
+        ckpt = Obj("ckpt", qual="accelerate", origin=Origin(span_of(node), f"loaded onto the cpu by `{self.text(node.func)}()` "
+                                                                           f"at line {node.lineno}"))
+        for opt in getattr(acc, "prepared_optimizers", ()):
+            if getattr(opt, "project_optimizer", False):
+                restore_saved_groups(self, node, opt, ckpt, frame, receiver=_name_of(frame, opt))
 
     def prepared(self, node, acc: Obj, v: Val, frame, only: str = "") -> Val:
         """What `prepare()` gives back for one object."""
@@ -49,6 +61,8 @@ class Accelerators:
             if acc.dev is not None and not v.obj.dispatched:
                 self.move_module(node, v, acc.dev, frame, self.text(node), self.text(node.func))
             return v
+        if v.kind == "obj" and v.obj is not None and (v.obj.kind == "optimizer" or getattr(v.obj, "project_optimizer", False)):
+            acc.__dict__.setdefault("prepared_optimizers", []).append(v.obj)  # restored by `load_state`
         return v  # optimizers, schedulers (wrapped, same parameters) and anything else: as they are
 
     def _on_accelerator(self, batch: Val, acc: Obj, node) -> Val:
@@ -64,3 +78,8 @@ class Accelerators:
                 moved.exact = o.exact  # type: ignore[attr-defined]
             return Val("obj", obj=moved, elem=self._on_accelerator(batch.elem, acc, node) if batch.elem is not None else None)
         return UNKNOWN
+
+
+def _name_of(frame, obj: Obj) -> str:
+    """A local name bound to this object (`optimizer`), for a fix written where the load is."""
+    return next((n for n, v in frame.env.items() if v.kind == "obj" and v.obj is obj and n.isidentifier()), "")

@@ -20,6 +20,7 @@ from devflow.analysis.index import FileIndex
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev
 from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.frames import FuncRef, span_of
+from devflow.analysis.interp.optimizer_restore import restore_saved_groups
 
 
 def _bases(info, seen=None):
@@ -214,8 +215,10 @@ class Entries:
         # the module moved: a stage's `*_start` hooks before its batches, the others after them
         own = _own_hooks()
         try:
+            optimizers = self._lightning_optimizers(node, args, kwargs, info, model)
             self._run_own_hooks(node, info, model, [h for h in own if h.endswith("_start")])
             self._run_step_hooks(node, info, model, dev)
+            self._step_optimizers(node, optimizers)
             if _runs_another_epoch(node, trainer):
                 # the fit loop's next epoch sees what the epoch-end hooks left on the module (a buffer
                 # re-registered on the cpu, a tensor attribute rebuilt there): they run, then the steps again
@@ -229,6 +232,34 @@ class Entries:
             self.lightning_group = saved_group
         obj.dev = TOP
         return UNKNOWN
+
+    def _lightning_optimizers(self, node, args, kwargs, info, model: Val) -> list:
+        """The optimizers the Trainer builds from the module's `configure_optimizers()` (run on the moved module:
+        one optimizer, a list or tuple of them, `([optimizers], [schedulers])`, or dicts with an "optimizer"
+        entry). With `ckpt_path=`, the strategy restores each from the checkpoint its IO loads onto the cpu
+        (generated: lightning.resume): a project optimizer's param_groups tensors stay there."""
+        found = info.method(F.LIGHTNING_RESUME.get("optimizers_hook", "")) if F.LIGHTNING_RESUME else None
+        if found is None or self.budget <= 0:
+            return []
+        fn, cls = found
+        made = _optimizers_in(self.call_function(FuncRef(fn, None, cls, "method"), [], {}, model, node))
+        name, at = F.LIGHTNING_RESUME.get("ckpt_kwarg", ""), F.LIGHTNING_RESUME.get("ckpt_position", -1)
+        ckpt = kwargs.get(name) if name in kwargs else args[at] if 0 <= at < len(args) else None
+        if ckpt is not None and not (ckpt.kind == "const" and ckpt.const is None) and \
+                F.LIGHTNING_RESUME.get("map_location") == "cpu":
+            loaded = Obj("ckpt", qual="lightning", origin=Origin(span_of(node), f"loaded onto the cpu by `{self.text(node)}`"))
+            for opt in made:
+                if getattr(opt, "project_optimizer", False):
+                    restore_saved_groups(self, node, opt, loaded, self.frame, receiver="")
+        return made
+
+    def _step_optimizers(self, node, optimizers: list) -> None:
+        """After the training step, Lightning's automatic optimization calls each optimizer's `step(closure)`: a
+        project optimizer's own step runs on the moved parameters."""
+        for opt in optimizers:
+            found = opt.cls.method("step") if getattr(opt, "project_optimizer", False) and opt.cls is not None else None
+            if found is not None and self.budget > 0:
+                self.call_function(FuncRef(found[0], None, found[1], "method"), [], {}, Val("obj", obj=opt), node)
 
     def _run_step_hooks(self, node, info, model: Val, dev: Dev) -> None:
         """The module's step hooks (`training_step`, `validation_step`, ...) on the batches moved to its device."""
@@ -355,3 +386,17 @@ def _runs_another_epoch(node, trainer) -> bool:
     given = trainer.attrs.get("max_epochs") if trainer is not None else None
     return given is None or not (given.kind == "const" and isinstance(given.const, int) and given.const <= 1)
 
+
+
+def _optimizers_in(v: Val, depth: int = 0) -> list:
+    """The optimizer objects in what `configure_optimizers()` returns (the forms Lightning accepts)."""
+    o = v.obj if v.kind == "obj" else None
+    if o is None or depth > 2:
+        return []
+    if o.kind == "optimizer" or getattr(o, "project_optimizer", False):
+        return [o]
+    if o.kind in ("list", "tuple"):
+        return [x for item in o.items for x in _optimizers_in(item, depth + 1)]
+    if o.kind == "dict" and "optimizer" in o.keys:
+        return _optimizers_in(o.keys["optimizer"], depth + 1)
+    return []
