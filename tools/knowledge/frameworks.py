@@ -665,6 +665,46 @@ def _defined_or_exported(wheel: Path, prefix: str, cls: str) -> set[str]:
     return out
 
 
+def optimizer_restorers(wheel: Path, package: str) -> dict[str, dict]:
+    """A library's module-level functions that restore an optimizer they are given from a checkpoint they load
+    onto the cpu (timm's `resume_checkpoint(model, path, optimizer=None)`: `checkpoint = _torch_load(path,
+    map_location='cpu')`, then `optimizer.load_state_dict(checkpoint['optimizer'])`): function -> {parameter:
+    position} of the arguments restored so (the engine takes those that are optimizers). By defining module and
+    by package re-export (`timm.models.resume_checkpoint`)."""
+    found: dict[str, dict] = {}
+    by_name: dict[str, dict] = {}
+    for name, tree in _trees(wheel, f"{package}/"):
+        mod = name.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for f in (n for n in tree.body if isinstance(n, ast.FunctionDef)):
+            params = [a.arg for a in f.args.posonlyargs + f.args.args]
+            on_cpu = {t.id for n in ast.walk(f) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                      and any(k.arg == "map_location" and isinstance(k.value, ast.Constant) and k.value.value == "cpu"
+                              for k in n.value.keywords) for t in n.targets if isinstance(t, ast.Name)}
+            for c in ast.walk(f):
+                if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) and c.func.attr == "load_state_dict" \
+                        and isinstance(c.func.value, ast.Name) and c.func.value.id in params and c.args \
+                        and _root_name(c.args[0]) in on_cpu and c.func.value.id not in ("self", "model"):
+                    p = c.func.value.id
+                    restored = found.setdefault(f"{mod}.{f.name}", {})
+                    restored[p] = params.index(p)
+                    by_name[f.name] = restored
+    for name, tree in _trees(wheel, f"{package}/"):
+        if name.endswith("__init__.py"):
+            mod = name.removesuffix("/__init__.py").replace("/", ".")
+            for n in (x for x in tree.body if isinstance(x, ast.ImportFrom)):
+                for a in n.names:
+                    if a.name in by_name and (a.asname or a.name) == a.name:
+                        found[f"{mod}.{a.name}"] = by_name[a.name]
+    return dict(sorted(found.items()))
+
+
+def _root_name(e: ast.expr) -> str:
+    """`checkpoint` of `checkpoint['optimizer']['state']`."""
+    while isinstance(e, ast.Subscript):
+        e = e.value
+    return e.id if isinstance(e, ast.Name) else ""
+
+
 def _resume(wheel: Path) -> dict:
     """How `trainer.fit(model, ckpt_path=...)` resumes: the fit parameter naming the checkpoint (and its position
     after `model`), the LightningModule hook whose return the Trainer builds its optimizers from, and where the

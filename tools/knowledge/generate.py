@@ -112,12 +112,13 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
                 **{k: [v] for k, (_m, v) in pins.FACTORY_LIBRARIES.items()},
                 **{k: [v] for k, v in pins.ITERABLE_WRAPPERS.items()}, **pins.METRIC_LIBRARIES,
                 **{k: [v] for k, (_m, v) in pins.LIGHTNING_LOOPS.items()}}
+    versions.update({k: vs[:1] for k, vs in pins.LIBRARIES.items() if k not in versions})  # optimizer_restorers
     tl = pins.TENSOR_LIBRARIES
     nn_methods = {n for n in dir(torch.nn.Module) if not n.startswith("_")}
     torch_tables = frameworks.torch_tables()
     collectives = set(torch_tables["distributed"]["collectives"])
     return {"_header": _header("framework facts (torch probed; lightning, pytorch_lightning, transformers, accelerate, tiktoken, torch_geometric, "
-                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, torchmetrics, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm ast scan; "
+                               "torchvision, torchaudio, lpips, open_clip, segment_anything, encodec, whisper, clip, dgl, torchmetrics, pillow, scikit-image, opencv, imageio, soundfile, librosa, yacs, easydict, addict, tqdm, timm, peft, diffusers, huggingface_hub, kornia, safetensors ast scan; "
                                "einops probed on meta from its wheel)", versions),
             **torch_tables,
             "lightning": {**frameworks.lightning(_wheel("lightning", pins.FRAMEWORKS["lightning"])),
@@ -158,7 +159,9 @@ def framework_knowledge(torch_stateful: set[str]) -> dict:
             "attribute_dicts": {d: frameworks.attribute_dicts(_wheel(d, v), m) for d, (m, v) in pins.CONFIG_LIBRARIES.items()},
             "iterable_wrappers": {lib: frameworks.iterable_wrappers(_wheel(lib, v), lib) for lib, v in pins.ITERABLE_WRAPPERS.items()},
             "metrics": {f"{lib} {v}": metrics.metrics(_wheel(lib, v), lib, collectives)
-                        for lib, vs in pins.METRIC_LIBRARIES.items() for v in vs}}
+                        for lib, vs in pins.METRIC_LIBRARIES.items() for v in vs},
+            "optimizer_restorers": {lib: frameworks.optimizer_restorers(_wheel(lib, vs[0]), lib)
+                                    for lib, vs in pins.LIBRARIES.items()}}
 
 
 def _dump(data: dict) -> str:

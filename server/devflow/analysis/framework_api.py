@@ -181,6 +181,9 @@ ACCELERATOR_CPU_FLAG = _ACC.get("cpu_flag", "")
 ACCELERATOR_DEVICE = _ACC.get("device", "")
 # the methods restoring the prepared optimizers from files, with the map_location a single process loads them onto
 ACCELERATOR_RESTORES = _ACC.get("restores", {})
+# library functions restoring the optimizers they are given from a checkpoint loaded onto the cpu (timm's
+# `resume_checkpoint(model, path, optimizer=...)`): function -> {parameter: position}
+OPTIMIZER_RESTORERS = {q: spec for lib in _F.get("optimizer_restorers", {}).values() for q, spec in lib.items()}
 
 # torch.distributed: the devices each process-group backend communicates ("nccl": cuda only); torch's
 # backend per device type; where each collective takes its process group (`group`, a

@@ -321,3 +321,41 @@ def test_lightning_split_into_files_one_helper_deeper(tmp_path: Path):
     (tmp_path / "train.py").write_text(train)
     found = sorted((d.span.line, d.code) for d in check_path(tmp_path / "train.py").diagnostics)
     assert found == [(_line(train, "trainer.fit("), "DEV202")]
+
+
+_TIMM = """
+    import argparse
+
+    from timm.models import resume_checkpoint
+
+
+    def main(args):
+        model = torch.nn.Linear(4, 2).cuda()
+        optimizer = Prodigy(model.parameters())
+        if args.resume:
+            RESUME
+        for _ in range(3):
+            model(torch.randn(8, 4).cuda()).sum().backward()
+            optimizer.step()
+
+
+    if __name__ == "__main__":
+        p = argparse.ArgumentParser()
+        p.add_argument("--resume", default="")
+        main(p.parse_args())
+"""
+
+
+@pytest.mark.parametrize("resume", ["resume_epoch = resume_checkpoint(model, args.resume, optimizer=optimizer)",
+                                    "resume_checkpoint(model, args.resume, optimizer)"])
+def test_timm_resume_checkpoint_restores_the_optimizer_on_the_cpu(resume):
+    src = _with_optimizer(_TIMM.replace("RESUME", resume))
+    (d,) = check_source(src, "t.py").diagnostics
+    assert (d.span.line, d.code) == (_line(src, "resume_checkpoint(model"), "DEV202")
+    assert d.fix is not None and "for group in optimizer.param_groups:" in d.fix.edits[0].new_text
+
+
+@pytest.mark.parametrize("resume", ["resume_checkpoint(model, args.resume)",
+                                    "resume_checkpoint(model, args.resume, optimizer=torch.optim.SGD(model.parameters(), 0.1))"])
+def test_timm_resume_without_a_project_optimizer_is_silent(resume):
+    assert _found(_with_optimizer(_TIMM.replace("RESUME", resume))) == []

@@ -21,6 +21,7 @@ from devflow.analysis.interp.modules import derives_from_optimizer, tree_device
 from devflow.analysis.interp.tensors import values_indices
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
+from devflow.analysis.interp.optimizer_restore import restored_by_library
 from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_columns
 
 
@@ -43,6 +44,8 @@ class Library:
             mg = self.thread_call(node, q, args, kwargs, frame)
         if mg is not None:
             return mg
+        if q in FW.OPTIMIZER_RESTORERS and not self.standalone:
+            restored_by_library(self, node, q, args, kwargs, frame)
         if q.startswith("builtins."):
             return self.call_builtin(node, q[9:], args, kwargs, frame)
         if q == "collections.OrderedDict":

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 
+from devflow.analysis import framework_api as FW
 from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.walk import walk
 from devflow.analysis.lattice import CPU
@@ -93,3 +94,19 @@ def _move_groups_fix(interp, stmt, frame, opt: str) -> FixPlan | None:
 
 def _discard(f: Finding) -> Finding:
     return f
+
+
+def restored_by_library(interp, node, q: str, args, kwargs, frame) -> None:
+    """A library function that restores the optimizers it is given from a checkpoint it loads onto the cpu
+    (generated: frameworks.json optimizer_restorers; timm's `resume_checkpoint(model, path, optimizer=opt)`)."""
+    loaded = Obj("ckpt", qual=q, origin=Origin(span_of(node), f"loaded onto the cpu by `{interp.text(node.func)}()`"))
+    for param, at in FW.OPTIMIZER_RESTORERS[q].items():
+        given, expr = (kwargs[param], _keyword(node, param)) if param in kwargs else \
+            (args[at], node.args[at]) if at < len(args) and at < len(node.args) else (None, None)
+        if given is not None and given.kind == "obj" and given.obj is not None and getattr(given.obj, "project_optimizer", False):
+            name = interp.text(expr) if expr is not None and isinstance(expr, (ast.Name, ast.Attribute)) else ""
+            restore_saved_groups(interp, node, given.obj, loaded, frame, receiver=name)
+
+
+def _keyword(node, name: str):
+    return next((k.value for k in node.keywords if k.arg == name), None)
