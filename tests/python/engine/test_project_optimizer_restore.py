@@ -359,3 +359,82 @@ def test_timm_resume_checkpoint_restores_the_optimizer_on_the_cpu(resume):
                                     "resume_checkpoint(model, args.resume, optimizer=torch.optim.SGD(model.parameters(), 0.1))"])
 def test_timm_resume_without_a_project_optimizer_is_silent(resume):
     assert _found(_with_optimizer(_TIMM.replace("RESUME", resume))) == []
+
+
+# --- objects in the per-parameter state: `load_state_dict` casts tensors (in dicts, lists, tuples too), not objects
+
+_OBJECT_STATE = """
+    import torch
+
+
+    class Diagonal:
+        def __init__(self, param):
+            self.acc = torch.zeros_like(param)
+
+        def update(self, grad):
+            self.acc.addcmul_(grad, grad, value=1)
+            return grad / self.acc.sqrt().add_(1e-10)
+
+
+    class Kron(torch.optim.Optimizer):
+        def __init__(self, params, lr=1e-2):
+            super().__init__(params, dict(lr=lr))
+            for group in self.param_groups:
+                for p in group["params"]:
+                    self.state[p]["pre"] = HELD
+                    self.state[p]["momentum"] = torch.zeros_like(p)
+
+        @torch.no_grad()
+        def step(self, closure=None):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is None:
+                        continue
+                    state = self.state[p]
+                    direction = state["pre"].update(p.grad)
+                    state["momentum"].mul_(0.9).add_(direction)
+                    p.add_(state["momentum"], alpha=-group["lr"])
+
+
+    class Runner:
+        def __init__(self, device):
+            self.device = device
+            self.model = torch.nn.Linear(4, 2).to(device)
+            self.opt = Kron(self.model.parameters())
+
+        def resume(self, path):
+            ckpt = torch.load(path, MAP)
+            self.model.load_state_dict(ckpt["model"])
+            self.opt.load_state_dict(ckpt["opt"])
+
+        def run(self):
+            self.model(torch.randn(3, 4, device=self.device)).sum().backward()
+            self.opt.step()
+
+
+    if __name__ == "__main__":
+        runner = Runner(torch.device("cuda"))
+        runner.resume("last.pt")
+        runner.run()
+"""
+
+
+def _objects(held: str = "Diagonal(p)", map_location: str = 'map_location="cpu"') -> str:
+    return textwrap.dedent(_OBJECT_STATE).replace("HELD", held).replace("MAP", map_location)
+
+
+def test_an_object_in_the_state_keeps_its_tensors_on_the_cpu_in_a_runner_class():
+    src = _objects()
+    (d,) = check_source(src, "t.py").diagnostics
+    assert (d.span.line, d.code) == (_line(src, "self.opt.load_state_dict("), "DEV202")
+    assert "an object in the state" in d.message and d.fix is None
+
+
+@pytest.mark.parametrize("held, map_location", [("torch.zeros_like(p)", 'map_location="cpu"'),  # a tensor: cast
+                                                ('{"acc": torch.zeros_like(p)}', 'map_location="cpu"'),
+                                                ("Diagonal(p)", "map_location=self.device")])
+def test_state_tensors_cast_by_the_load_or_a_load_onto_the_device_are_silent(held, map_location):
+    src = _objects(held, map_location)
+    if not held.startswith("Diagonal"):
+        src = src.replace('state["pre"].update(p.grad)', "p.grad")
+    assert _found(src) == []

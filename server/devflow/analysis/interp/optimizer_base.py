@@ -19,6 +19,7 @@ Parameters or defaults the analysis does not know leave these attributes unset (
 
 from __future__ import annotations
 
+from devflow.analysis.lattice import TOP
 from devflow.analysis.values import Obj, Val
 
 
@@ -33,6 +34,8 @@ def optimizer_base_init(obj: Obj, args: list, kwargs: dict) -> Val:
         return Val("const", const=None)
     obj.attrs["param_groups"] = Val("obj", obj=Obj("list", items=groups))
     obj.group_params = [(g.obj, g.obj.keys.pop("params")) for g in groups]  # type: ignore[attr-defined]
+    for g in groups:  # tensors on a device not known here: what `__init__` makes of them is a tensor, placed unknown
+        g.obj.keys["params"] = Val("obj", obj=Obj("list"), elem=Val("tensor", TOP))
     obj.attrs["defaults"] = defaults
     state = Obj("dict")
     entry = Obj("dict")
@@ -50,6 +53,7 @@ def optimizer_built(obj: Obj) -> None:
     obj.group_params = ()  # type: ignore[attr-defined]
     st = obj.attrs.get("state")
     if st is not None and st.elem is not None and st.elem.obj is not None and st.elem.obj.keys:
+        obj.init_state = dict(st.elem.obj.keys)  # type: ignore[attr-defined]  # what a checkpoint saves of it
         obj.attrs["state"] = Val("obj", obj=Obj("dict"))
 
 

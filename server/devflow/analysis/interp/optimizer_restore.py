@@ -35,7 +35,7 @@ def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame, receiver: str
     groups = [g.obj for g in pg.obj.items if g.kind == "obj" and g.obj is not None and g.obj.kind == "dict"]
     if not groups or len(groups) != len(pg.obj.items):
         return
-    saved = _groups_after_a_step(interp, node, opt, step, groups)
+    saved, saved_state = _after_a_step(interp, node, opt, step, groups)
     why = f"restored onto the cpu by `{interp.text(node.func)}()` at line {node.lineno}" + \
           (f", from a checkpoint {ckpt.origin.reason}" if ckpt.origin is not None and ckpt.origin.span != span_of(node) else "") + \
           ": `Optimizer.load_state_dict` keeps param_groups entries on the device they were loaded on"
@@ -45,14 +45,57 @@ def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame, receiver: str
         receiver = interp.text(node.func.value) if isinstance(node.func, ast.Attribute) else ""
     fix = _move_groups_fix(interp, stmt, frame, receiver)
     if fix is not None:
-        interp.__dict__.setdefault("restore_fixes", {})[origin.span] = fix
+        interp.__dict__.setdefault("restore_fixes", {})[(origin.span, origin.reason)] = fix
     for live, after in zip(groups, saved):
         for key, v in after.keys.items():
             if key != "params" and v.kind == "tensor":
                 live.keys[key] = Val("tensor", CPU, origin, scalar=v.scalar, dims=v.dims)
+    unpickled = Origin(origin.span, why.split(":")[0] + ": `Optimizer.load_state_dict` casts the state's tensors (also in "
+                       "dicts, lists and tuples) to each parameter's device, not those an object in the state holds",
+                       kind="restored")
+    _restore_state_objects(interp, opt, {**getattr(opt, "init_state", {}), **saved_state}, unpickled)
 
 
-def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
+def _restore_state_objects(interp, opt: Obj, saved: dict, origin: Origin) -> None:
+    """The per-parameter state: `load_state_dict` casts its tensors (and those in dicts, lists and tuples) to the
+    parameter's device, but an object kept there (Shampoo's `ShampooPreconditioner` with its factor matrices)
+    is restored as it was unpickled, its tensors on the cpu. Only where the state holds such an object does the
+    restored state replace what the analysis knew (the parameters' device must be one known device)."""
+    devs = {m.dev for m in opt.modules if m.kind == "module"}
+    dev = next(iter(devs)) if len(devs) == 1 and None not in devs and next(iter(devs)).known else None
+    objects = {k: v for k, v in saved.items() if v.kind == "obj" and v.obj is not None and v.obj.kind == "instance"}
+    if dev is None or not objects:
+        return
+    entry = Obj("dict")
+    entry.exact = True  # type: ignore[attr-defined]  # a resumed parameter's state: every key the saving run had
+    for key, v in saved.items():
+        if v.kind == "tensor":
+            entry.keys[key] = Val("tensor", dev, Origin(origin.span, f"cast to the parameter's device, {origin.reason.split(':')[0]}"),
+                                  scalar=v.scalar, dims=v.dims)
+        elif key in objects:
+            entry.keys[key] = Val("obj", obj=_unpickled_on_cpu(v.obj, origin))
+        elif v.kind == "const":
+            entry.keys[key] = v
+    opt.attrs["state"] = Val("obj", obj=Obj("dict"), elem=Val("obj", obj=entry))
+
+
+def _unpickled_on_cpu(obj: Obj, origin: Origin) -> Obj:
+    """A copy of the object whose tensor attributes (also in lists and tuples) are on the cpu."""
+    twin = copy.copy(obj)
+    twin.attrs = {}
+    for name, v in obj.attrs.items():
+        if v.kind == "tensor":
+            v = Val("tensor", CPU, origin, scalar=v.scalar, dims=v.dims)
+        elif v.kind == "obj" and v.obj is not None and v.obj.kind in ("list", "tuple"):
+            items = [Val("tensor", CPU, origin, scalar=i.scalar, dims=i.dims) if i.kind == "tensor" else i for i in v.obj.items]
+            elem = Val("tensor", CPU, origin, scalar=v.elem.scalar, dims=v.elem.dims) if v.elem is not None and v.elem.kind == "tensor" else v.elem
+            v = Val("obj", obj=Obj(v.obj.kind, items=items), elem=elem)
+        twin.attrs[name] = v
+    return twin
+
+
+def _after_a_step(interp, node, opt: Obj, step, groups: list) -> tuple[list, dict]:
+    """Copies of the groups, and the per-parameter state entry, as the optimizer's own step leaves them."""
     copies = []
     for g in groups:
         c = Obj("dict")
@@ -65,6 +108,7 @@ def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
     entry = Obj("dict")
     entry.exact = True  # type: ignore[attr-defined]  # a parameter's state before its first step
     twin.attrs["state"] = Val("obj", obj=Obj("dict"), elem=Val("obj", obj=entry))
+    entry.keys = dict(getattr(opt, "init_state", {}))
     memo = interp.memo
     interp.memo = dict(memo)  # calls run here must run again, with their findings, in the real steps
     interp.add = _discard  # the saving run's step: nothing of it is reported
@@ -73,7 +117,8 @@ def _groups_after_a_step(interp, node, opt: Obj, step, groups: list) -> list:
     finally:
         interp.memo = memo
         del interp.add
-    return copies
+    st = twin.attrs.get("state")
+    return copies, dict(st.elem.obj.keys) if st is not None and st.elem is not None and st.elem.obj is not None else {}
 
 
 def _move_groups_fix(interp, stmt, frame, opt: str) -> FixPlan | None:

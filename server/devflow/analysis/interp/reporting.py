@@ -221,7 +221,7 @@ class Reporting:
             code, span, fix = "DEV105", org.span, self._register_buffer_fix(org.span)
         elif org is not None and org.kind == "restored":
             # an optimizer's param_groups restored from a cpu checkpoint: moved after the load, not where used
-            code, span, fix = "DEV202", org.span, getattr(self, "restore_fixes", {}).get(org.span)
+            code, span, fix = "DEV202", org.span, getattr(self, "restore_fixes", {}).get((org.span, org.reason))
         elif org is not None and org.kind in ("factory", "legacy", "distribution"):
             code = "DEV201"
             fix = None
