@@ -30,6 +30,7 @@ from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
 from devflow.analysis.interp.param_identity import param_of
 from devflow.analysis.interp.unknown_mapping import mapping_with_item
+from devflow.analysis.interp.sequence_joins import joined_sequence
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -845,6 +846,9 @@ class Statements:
         choice = _callable_choice(a, b)
         if choice is not None:
             return choice
+        seq = joined_sequence(a, b, self.elem_of, self.join)  # one of two lists: a list of either's elements
+        if seq is not None:
+            return seq
         return UNKNOWN
 
     def join_paths(self, a: Val, b: Val) -> Val:
