@@ -14,7 +14,13 @@ models and their data pipelines (custom layers, losses, metrics, augmentations, 
   `get_stats` returns cpu counters (filled by indexed assignment from cuda histograms); the training script
   gathers them in per-statistic lists, concatenates each with `(torch.cat(s).sum(0) for s in (tps, fps, ...))`
   and all-reduces them on NCCL (interp/sequence_joins.py). Lists whose elements disagree or are unknown give
-  an element of unknown device, as before."""
+  an element of unknown device, as before.
+- A module class that overrides `nn.Module._apply` takes over what `.to()` / `.cuda()` do to its state: after a
+  move, its plain tensor attributes (and containers of them) and the attributes the override assigns
+  (`self.device = self.param.device`) are no longer known, so nothing is reported as left behind on the device
+  they were set on. FLAMO's fix for its Biquad filters (whose stability maps build tensors with
+  `device=self.device` and whose envelope is a plain tensor attribute) is such an override on the DSP base
+  (interp/apply_overrides.py); without the override the envelope left on the cpu is still found."""
 
 from __future__ import annotations
 
@@ -251,4 +257,72 @@ def test_lists_on_two_devices_give_an_unknown_element():
 
 def test_lists_of_unknown_tensors_stay_silent():
     src = _STATS.replace("REDUCE", "for s in (load(), fps[:0]):\n            dist.all_reduce(torch.cat(s))")
+    assert _codes(src) == []
+
+
+# --- an _apply override ------------------------------------------------------------------------------------------
+
+_DSP = """
+    import torch
+    import torch.nn as nn
+
+
+    class DSP(nn.Module):
+        def __init__(self, n, device=None):
+            super().__init__()
+            self.device = device
+            self.param = nn.Parameter(torch.ones(n, device=device))
+            self.envelope = 0.9 ** torch.arange(0, n, device=device)
+    OVERRIDE
+
+    class Filter(DSP):
+        def forward(self, x):
+            bound = torch.tensor(0.5, device=self.device).expand_as(x)
+            return torch.maximum(x * self.param * self.envelope, bound)
+
+
+    class Shell(nn.Module):
+        def __init__(self, core):
+            super().__init__()
+            self.core = core
+
+        def forward(self, x):
+            return self.core(x)
+
+
+    if __name__ == "__main__":
+        model = Shell(Filter(8)).to("cuda")
+        model(torch.ones(8).cuda())
+"""
+
+_OVERRIDE = """
+        def _apply(self, fn, recurse=True):
+            super()._apply(fn, recurse)
+            for name, value in list(self.__dict__.items()):
+                if isinstance(value, torch.Tensor) and not isinstance(value, nn.Parameter):
+                    setattr(self, name, fn(value))
+            self.device = self.param.device
+            return self
+"""
+
+
+def test_plain_attributes_left_on_the_cpu_without_an_override():
+    assert _codes(_DSP.replace("OVERRIDE", "")) == [(11, "DEV201")]  # the envelope left on the cpu
+
+
+def test_apply_override_on_the_base_class_is_silent():
+    assert _codes(_DSP.replace("OVERRIDE", _OVERRIDE)) == []
+
+
+def test_apply_override_in_another_file(tmp_path):
+    base = _DSP.split("class Filter(DSP):")[0].replace("OVERRIDE", _OVERRIDE)
+    rest = "import torch\nimport torch.nn as nn\n\nfrom dsp import DSP\n\n\nclass Filter(DSP):" + \
+        _DSP.split("class Filter(DSP):")[1]
+    assert _path_codes(tmp_path, {"dsp.py": base, "model.py": textwrap.dedent(rest)}) == []
+
+
+def test_override_that_does_not_move_a_buffer_keeps_the_buffer_moved():
+    src = _DSP.replace("OVERRIDE", _OVERRIDE).replace(
+        "self.envelope = 0.9 ** torch.arange(0, n, device=device)",
+        "self.register_buffer('envelope', 0.9 ** torch.arange(0, n, device=device))")
     assert _codes(src) == []
