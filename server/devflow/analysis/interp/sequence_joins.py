@@ -19,4 +19,11 @@ def joined_sequence(a: Val, b: Val, elem_of, join) -> Val | None:
         return None
     ea = a.elem if a.elem is not None else elem_of(a.obj)
     eb = b.elem if b.elem is not None else elem_of(b.obj)
-    return Val("obj", obj=Obj("list"), elem=join(ea, eb))
+    out = Obj("list")
+    out.joined = True  # type: ignore[attr-defined]  # (a new list standing for either: a store into it changes neither)
+    return Val("obj", obj=out, elem=join(ea, eb))
+
+
+def is_joined_sequence(v: Val) -> bool:
+    """`v` stands for one of two sequences (`joined_sequence`): a mutation must go to the sequences themselves."""
+    return v.kind == "obj" and v.obj is not None and getattr(v.obj, "joined", False)
