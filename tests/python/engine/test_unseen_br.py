@@ -20,7 +20,14 @@ models and their data pipelines (custom layers, losses, metrics, augmentations, 
   (`self.device = self.param.device`) are no longer known, so nothing is reported as left behind on the device
   they were set on. FLAMO's fix for its Biquad filters (whose stability maps build tensors with
   `device=self.device` and whose envelope is a plain tensor attribute) is such an override on the DSP base
-  (interp/apply_overrides.py); without the override the envelope left on the cpu is still found."""
+  (interp/apply_overrides.py); without the override the envelope left on the cpu is still found.
+- A `match` statement runs the first case whose pattern matches its subject (and whose guard holds), as the
+  `if` / `elif` chain it amounts to: a known subject decides the case, an unknown one makes each case a path.
+  Value patterns test `==`, `None` / `True` / `False` identity, `p | q` either, a wildcard or bare capture always
+  matches (a capture binds the subject); class, sequence and mapping patterns are undecided tests. FLAMO's
+  Biquad sets its stability map, the clamp whose cpu `min` the reporter hit, in
+  `match self.filter_type: case "lowpass" | "highpass": ...`, which was not run at all
+  (interp/match_statements.py)."""
 
 from __future__ import annotations
 
@@ -326,3 +333,117 @@ def test_override_that_does_not_move_a_buffer_keeps_the_buffer_moved():
         "self.envelope = 0.9 ** torch.arange(0, n, device=device)",
         "self.register_buffer('envelope', 0.9 ** torch.arange(0, n, device=device))")
     assert _codes(src) == []
+
+
+# --- match statements --------------------------------------------------------------------------------------------
+
+_MATCH = """
+    import torch
+    import torch.nn as nn
+
+
+    class Stage(nn.Module):
+        def __init__(self, kind):
+            super().__init__()
+            self.kind = kind
+            self.w = nn.Parameter(torch.ones(4))
+            self.build()
+
+        def build(self):
+            match self.kind:
+                case "lowpass" | "highpass":
+                    self.bound = lambda x: torch.clamp(x, min=torch.zeros(4))
+                case "bandpass":
+                    self.bound = lambda x: torch.clamp(x, min=torch.zeros(4, device=x.device))
+                case _:
+                    self.bound = lambda x: x
+
+        def forward(self, x):
+            return self.bound(x * self.w)
+
+
+    if __name__ == "__main__":
+        stage = Stage(KIND).to("cuda")
+        stage(torch.ones(4, device="cuda"))
+"""
+
+
+def test_match_on_a_known_subject_runs_its_case():
+    assert _codes(_MATCH.replace("KIND", '"highpass"')) == [(16, "DEV201")]
+
+
+def test_match_on_a_known_subject_skips_the_other_cases():
+    assert _codes(_MATCH.replace("KIND", '"bandpass"')) == []
+    assert _codes(_MATCH.replace("KIND", '"notch"')) == []
+
+
+def test_match_on_an_unknown_subject_runs_every_case():
+    src = """
+        import sys
+
+        import torch
+
+
+        def floor(kind, x):
+            match kind:
+                case "relative":
+                    eps = torch.full((4,), 1e-3)
+                case _:
+                    eps = torch.zeros(4)
+            return torch.maximum(x, eps)
+
+
+        if __name__ == "__main__":
+            floor(sys.argv[1], torch.ones(4, device="cuda"))
+    """
+    assert _codes(src) == [(10, "DEV201")]
+
+
+def test_match_capture_guard_and_class_patterns():
+    src = """
+        import torch
+
+
+        def scale(spec, x):
+            match spec:
+                case int() | float():
+                    return x
+                case [lo, hi]:
+                    return x.clamp(lo, hi)
+                case factor if factor is not None:
+                    return x * factor
+                case _:
+                    return x + torch.ones(3)
+
+
+        if __name__ == "__main__":
+            scale(None, torch.ones(3, device="cuda"))
+    """
+    assert _codes(src) == [(14, "DEV201")]
+
+
+def test_match_in_a_helper_of_another_file(tmp_path):
+    files = {
+        "designs.py": """
+            import torch
+
+
+            def envelope(kind, n, device=None):
+                match kind:
+                    case "exp":
+                        return 0.9 ** torch.arange(n)
+                    case "flat":
+                        return torch.ones(n, device=device)
+            """,
+        "run.py": """
+            import torch
+
+            from designs import envelope
+
+            if __name__ == "__main__":
+                x = torch.ones(8, device="cuda")
+                y = x * envelope("exp", 8)
+                z = x * envelope("flat", 8, x.device)
+            """,
+    }
+    assert _path_codes(tmp_path, files) == [("designs.py", 8, "DEV201"), ("run.py", 8, "DEV201")]
