@@ -8,6 +8,7 @@ import ast
 
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
+from devflow.analysis.interp.sequence_joins import is_joined_sequence
 from devflow.analysis.interp.passthrough import returns_its_arguments
 from devflow.analysis.interp.missing_members import getattr_hook
 from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, is_typed_dict, sampled_by_rsample, \
@@ -83,8 +84,8 @@ class Calls:
             pend = frame.pending_names.pop(self.text(func.value), None)
             if pend is not None:
                 pend.cancelled = True
-        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.IfExp) and recv.kind == "unknown" and \
-                func.attr in ("append", "extend", "insert"):
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.IfExp) and \
+                (recv.kind == "unknown" or is_joined_sequence(recv)) and func.attr in ("append", "extend", "insert"):
             # `(skip if c else decay).append(p)`: one of two lists grows; both may hold it afterwards
             for branch in (func.value.body, func.value.orelse):
                 b = self.eval(branch, frame)

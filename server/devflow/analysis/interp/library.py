@@ -20,6 +20,7 @@ from devflow.analysis.interp.class_bases import any_base
 from devflow.analysis.interp.modules import derives_from_optimizer, tree_device
 from devflow.analysis.interp.tensors import values_indices
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
+from devflow.analysis.interp.clamp_bounds import CLAMP_OPS, clamp_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
 from devflow.analysis.interp.optimizer_restore import restored_by_library
 from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_columns
@@ -609,6 +610,8 @@ class Library:
         vals += self.spread_keywords(node, kwargs)
         if last == MATMUL:  # `torch.matmul(a, b)`, the function of `a @ b`: no 0-dim operand
             vals = [(matmul_operand(v), t) for v, t in vals]
+        if last in CLAMP_OPS and len(vals) > 1:  # tensor bounds: clamp's Tensor overload, no 0-dim cpu exception
+            vals = [(clamp_operand(v), t) for v, t in vals]
         if vals:
             if self.check_mix(node, vals, frame, joined=_joins_parts(last, args)):
                 return after_mix([v for v, _ in vals])

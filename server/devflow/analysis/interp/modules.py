@@ -11,6 +11,7 @@ from devflow.analysis.findings import Finding, FixPlan
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_differ, join
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
+from devflow.analysis.interp.apply_overrides import blur_state_of_apply_override
 from devflow.analysis.interp.spread_kwargs import spread_keywords
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.param_identity import carry_params
@@ -436,7 +437,8 @@ class Modules:
             if item.kind == "module" and item.obj is not None:
                 self._move_rec(item.obj, dev, origin, frame, seen)
         carry_params(obj, seen, dev, origin)  # (parameters kept in plain lists are the moved objects)
-        self._left_behind(obj, dev, origin)
+        if not blur_state_of_apply_override(obj):  # (an `_apply` override moves what it likes)
+            self._left_behind(obj, dev, origin)
 
     def _left_behind(self, obj: Obj, dev: Dev, origin: Origin) -> None:
         """Plain tensor attributes (neither parameters nor buffers) stay where they are when the module

@@ -30,6 +30,8 @@ from devflow.analysis.interp.modules import extend_container
 from devflow.analysis.interp.param_data import rebind_param_data
 from devflow.analysis.interp.param_identity import param_of
 from devflow.analysis.interp.unknown_mapping import mapping_with_item
+from devflow.analysis.interp.sequence_joins import joined_sequence
+from devflow.analysis.interp.match_statements import match_as_ifs
 
 # Filled by devflow.analysis.interp once the Interpreter class is composed.
 STMT_HANDLERS: dict = {}
@@ -188,6 +190,10 @@ class Statements:
         containers (`totals[k] += ...`) are left unknown."""
         base = self.eval(target.value, frame)
         return self.eval(target, frame) if base.kind == "tensor" and not base.batch else UNKNOWN
+
+    def s_Match(self, st, frame):
+        # (the `if` / `elif` chain of its cases, built once per statement on this check's interpreter)
+        return self.exec_block(match_as_ifs(st, self.__dict__.setdefault("_match_chains", {})), frame)
 
     def s_If(self, st, frame):
         cond = self.truth(st.test, frame)
@@ -848,6 +854,9 @@ class Statements:
         choice = _callable_choice(a, b)
         if choice is not None:
             return choice
+        seq = joined_sequence(a, b, self.elem_of, self.join)  # one of two lists: a list of either's elements
+        if seq is not None:
+            return seq
         return UNKNOWN
 
     def join_paths(self, a: Val, b: Val) -> Val:

@@ -13,6 +13,7 @@ from devflow.analysis.interp.pinned_moves import pins_module_state
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.interp.dtype_casts import casts_only_dtype
 from devflow.analysis.interp.matmul_operands import MATMUL, matmul_operand
+from devflow.analysis.interp.clamp_bounds import CLAMP_OPS, clamp_operand
 from devflow.analysis.interp.moved_callables import moved_callable
 
 
@@ -125,6 +126,8 @@ class Tensors:
         operands = [(t, self.text(node.func.value))] + tensor_args
         if name == MATMUL:  # `a.matmul(b)`, the method of `a @ b`: no 0-dim operand
             operands = [(matmul_operand(v), x) for v, x in operands]
+        if name in CLAMP_OPS:  # `x.clamp(max=t)` with a tensor bound: no 0-dim cpu exception
+            operands = [(clamp_operand(v), x) for v, x in operands]
         if tensor_args and self.check_mix(node, operands, frame):
             return UNKNOWN
         scalar = t.scalar
