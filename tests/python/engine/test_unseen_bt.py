@@ -6,7 +6,14 @@
   int, so a sample it builds with `torch.tensor(idx)` (PyPOTS's `BaseDataset` returns `[torch.tensor(idx), X,
   missing_mask]`) is a cpu tensor and the batch is on the cpu, as for a sample of other cpu tensors. With a
   sampler of the caller's the index may be anything, so `torch.tensor(idx)` stays of unknown device
-  (interp/loader_index.py)."""
+  (interp/loader_index.py).
+- An entry of a collated dict batch taken by a string key (`batch["temporal_cols"]`, from a DataLoader or from
+  Lightning's transfer before a step hook) is still an entry of the batch: a tensor where the batch is, or
+  another object the transfer left alone. A method torch.Tensor does not have (`get_indexer` / `get_loc` of a
+  pandas Index, outside the mapping methods `get` / `values` / `items`...) shows the entry is not a tensor, so
+  what it returns has no device: NeuralForecast's DeepAR indexes its cpu scaler statistics with the
+  `temporal_cols.get_indexer(["y"])` of its batch, which is no index on the GPU (the real mix is those cpu
+  statistics with the decoder's cuda output in the Normal scale-decoupling)."""
 
 from __future__ import annotations
 
@@ -134,3 +141,106 @@ def test_loader_index_getitem_returning_device_tensors_is_silent():
         "return [torch.tensor(idx), x, (~torch.isnan(self.X[idx])).float()]",
         "return [torch.tensor(idx, device=device), x.to(device), x.to(device)]")
     assert _codes(src) == []
+
+
+# --- the non-tensor entries of a collated dict batch ---------------------------------------------------------------
+# `batch["cols"]` of a batch a DataLoader / Lightning's transfer collated is one of its entries: a tensor where the
+# batch is, or another object the transfer left alone. A method torch.Tensor does not have (`get_indexer` of a pandas
+# Index) shows the entry is not a tensor: what it returns (a numpy array) is not on the batch's device.
+
+_LIGHTNING_STATS = """
+    import pandas as pd
+    import pytorch_lightning as pl
+    import torch
+    import torch.nn as nn
+
+
+    def identity_statistics(x):
+        shape = list(x.shape)
+        shape[-1] = 1
+        return torch.zeros(shape), torch.ones(shape)
+
+
+    class Scaler(nn.Module):
+        def transform(self, x):
+            self.x_shift, self.x_scale = identity_statistics(x)
+            return x
+
+
+    class Forecaster(pl.LightningModule):
+        def __init__(self):
+            super().__init__()
+            self.scaler = Scaler()
+            self.decoder = nn.Linear(4, 2)
+
+        def predict_step(self, batch, batch_idx):
+            cols = batch["temporal_cols"]
+            x = self.scaler.transform(batch["temporal"])
+            y_scale = self.scaler.x_scale[:, 0, cols.get_indexer(["y"])].squeeze(-1){MOVE}
+            out = self.decoder(x)
+            return out[..., 0] * y_scale
+
+
+    if __name__ == "__main__":
+        loader = torch.utils.data.DataLoader([{"temporal": torch.randn(3, 4), "temporal_cols": pd.Index(["y", "m"])}])
+        pl.Trainer(accelerator="gpu").predict(Forecaster(), dataloaders=loader)
+"""
+
+
+def test_batch_entry_with_non_tensor_method_is_not_an_index_on_the_device():
+    # the pandas Index's get_indexer is no device tensor: the only mix is the cpu statistics with the decoder output
+    assert _codes(_LIGHTNING_STATS.replace("{MOVE}", "")) == [(16, "DEV202")]
+
+
+def test_batch_entry_non_tensor_method_fixed_twin_is_silent():
+    assert _codes(_LIGHTNING_STATS.replace("{MOVE}", ".to(x.device)")) == []
+
+
+def test_batch_entry_tensor_method_keeps_the_batch_device():
+    # `batch["ids"].long()` is a Tensor method: the entry is a tensor on the batch's device, indexing cpu stats
+    src = _LIGHTNING_STATS.replace('cols.get_indexer(["y"])', 'batch["ids"].long()').replace("{MOVE}", "")
+    assert _codes(src) == [(29, "DEV204")]
+
+
+def test_batch_entry_non_tensor_method_split_into_files_with_helper(tmp_path):
+    files = {
+        "nf/scalers.py": """
+            import torch
+
+
+            def identity_statistics(x):
+                return torch.zeros(x.shape[0], 1), torch.ones(x.shape[0], 1)
+            """,
+        "nf/model.py": """
+            import pytorch_lightning as pl
+            import torch.nn as nn
+            from nf.scalers import identity_statistics
+
+
+            def column_of(cols, name):
+                return cols.get_loc(name)
+
+
+            class Net(pl.LightningModule):
+                def __init__(self):
+                    super().__init__()
+                    self.head = nn.Linear(4, 1)
+
+                def predict_step(self, batch, batch_idx):
+                    shift, scale = identity_statistics(batch["x"])
+                    col = column_of(batch["cols"], "y")
+                    loc = shift[:, col]
+                    return self.head(batch["x"])[:, 0] + loc.to(batch["x"].device)
+            """,
+        "run.py": """
+            import pandas as pd
+            import pytorch_lightning as pl
+            import torch
+            from nf.model import Net
+
+            if __name__ == "__main__":
+                data = [{"x": torch.randn(4), "cols": pd.Index(["y"])}]
+                pl.Trainer(accelerator="gpu").predict(Net(), dataloaders=torch.utils.data.DataLoader(data))
+            """,
+    }
+    assert [f for f in _path_codes(tmp_path, files) if f[2] == "DEV204"] == []

@@ -284,6 +284,10 @@ class Expressions:
             # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
             ints = _maybe_int_index(node.slice, idx_vals)
             n_idx = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if base.batch == COLLATED and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                # `batch["x"]` of a collated dict batch: one of its entries, a tensor where the batch is or another
+                # object the transfer left alone (a pandas Index): still an entry of the batch
+                return Val("tensor", base.dev, base.origin, text=self.text(node), batch=COLLATED)
             if ints and base.batch == COLLATED and n_idx == 1 and not base.scalar:
                 # `batch[0]` of a DataLoader batch: one part of the collated (inputs, targets) structure, a
                 # tensor with its batch dimension (or a structure of them), where the batch is
