@@ -13,7 +13,12 @@
   pandas Index, outside the mapping methods `get` / `values` / `items`...) shows the entry is not a tensor, so
   what it returns has no device: NeuralForecast's DeepAR indexes its cpu scaler statistics with the
   `temporal_cols.get_indexer(["y"])` of its batch, which is no index on the GPU (the real mix is those cpu
-  statistics with the decoder's cuda output in the Normal scale-decoupling)."""
+  statistics with the decoder's cuda output in the Normal scale-decoupling).
+- Indexing with None adds a dimension and a slice keeps one: `np.array(rewards)[:, None]` is a numpy column with
+  (at least) two dimensions, and `torch.from_numpy` shares its shape, so iterating the tensor (`for reward in
+  reward_batch`, `zip(done_batch, reward_batch, predictions)`) gives 1-D rows, not 0-dim ones that would mix with
+  any device: seigot/tetris's DQN target `reward + gamma * prediction` adds such cpu rows to the target network's
+  cuda predictions (interp/index_dims.py). Without the added dimension a row may be 0-dim and stays silent."""
 
 from __future__ import annotations
 
@@ -244,3 +249,97 @@ def test_batch_entry_non_tensor_method_split_into_files_with_helper(tmp_path):
             """,
     }
     assert [f for f in _path_codes(tmp_path, files) if f[2] == "DEV204"] == []
+
+
+# --- a numpy column made with [:, None] -------------------------------------------------------------------------
+
+_DQN_TARGET = """
+    import copy
+    from collections import deque
+    from random import sample
+
+    import numpy as np
+    import torch
+    import torch.nn as nn
+
+
+    class Agent:
+        def __init__(self):
+            self.model = nn.Linear(4, 1)
+            if torch.cuda.is_available():
+                self.model.cuda()
+            self.target_model = copy.deepcopy(self.model)
+            self.memory = deque(maxlen=100)
+            self.gamma = 0.99
+
+        def update(self, states, rewards, dones):
+            next_prediction_batch = self.target_model(states)
+            reward_batch = torch.from_numpy(np.array(rewards, dtype=np.float32){COLUMN})
+            done_batch = torch.from_numpy(np.array(dones){COLUMN})
+            return torch.cat(tuple(reward if done[0] else reward + self.gamma * prediction
+                                   for done, reward, prediction in zip(done_batch, reward_batch, next_prediction_batch)))
+
+
+    if __name__ == "__main__":
+        agent = Agent()
+        s = torch.randn(8, 4)
+        if torch.cuda.is_available():
+            s = s.cuda()
+        agent.update(s, [0.0] * 8, [False] * 8)
+"""
+
+
+def test_numpy_column_rows_are_not_0dim():
+    assert _codes(_DQN_TARGET.replace("{COLUMN}", "[:, None]")) == [(22, "DEV202")]
+
+
+def test_numpy_ellipsis_none_may_be_1d_and_stays_silent():
+    # `a[..., None]` of a 0-d array is 1-D: its rows may be 0-dim
+    assert _codes(_DQN_TARGET.replace("{COLUMN}", "[..., None]")) == []
+
+
+def test_numpy_vector_rows_may_be_0dim_and_stay_silent():
+    assert _codes(_DQN_TARGET.replace("{COLUMN}", "")) == []
+
+
+def test_numpy_column_moved_to_the_predictions_device_is_silent():
+    src = _DQN_TARGET.replace("{COLUMN}", "[:, None]").replace(
+        "reward + self.gamma * prediction", "reward.to(prediction.device) + self.gamma * prediction")
+    assert _codes(src) == []
+
+
+def test_numpy_column_through_helper_split_into_files(tmp_path):
+    files = {
+        "rl/batch.py": """
+            import numpy as np
+            import torch
+
+
+            def to_column(values):
+                return torch.from_numpy(np.asarray(values, dtype=np.float32)[:, None])
+            """,
+        "rl/train.py": """
+            import torch
+            import torch.nn as nn
+            from rl.batch import to_column
+
+
+            class Trainer:
+                def __init__(self):
+                    self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+                    self.critic = nn.Linear(3, 1).to(self.device)
+
+                def td_targets(self, states, rewards):
+                    values = self.critic(states.to(self.device))
+                    out = []
+                    for reward, value in zip(to_column(rewards), values):
+                        out.append(reward + 0.9 * value)
+                    return out
+
+
+            if __name__ == "__main__":
+                Trainer().td_targets(torch.randn(5, 3), [1.0] * 5)
+            """,
+    }
+    found = _path_codes(tmp_path, files)
+    assert found == [("rl/batch.py", 7, "DEV202"), ("rl/train.py", 16, "DEV202")], found

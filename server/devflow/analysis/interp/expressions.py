@@ -18,6 +18,7 @@ from devflow.analysis.interp.matmul_operands import matmul_operand
 from devflow.analysis.interp.sequence_repeat import repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
+from devflow.analysis.interp.index_dims import added_dims
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, env_read, is_env_read
 from devflow.analysis.interp.hf_processors import sub_processor
@@ -326,7 +327,11 @@ class Expressions:
                     return obj.keys[idx.const]
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
-                return _token_ids() if obj.qual == LIST_ENCODING else host_data()
+                if obj.qual == LIST_ENCODING:
+                    return _token_ids()
+                item = host_data()
+                item.dims = added_dims(node.slice)  # `arr[:, None]`: a numpy column has two dimensions
+                return item
             if obj.kind in ("vision_dataset", "graph_dataset"):
                 # one item: an (image, target) pair, a graph; a slice of a graph dataset is a dataset
                 return base if isinstance(node.slice, ast.Slice) and obj.kind == "graph_dataset" else \

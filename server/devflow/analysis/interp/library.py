@@ -501,7 +501,8 @@ class Library:
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} from a numpy array (cpu)"))
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} from a numpy array (cpu)"),
+                       dims=args[0].dims if rest == "from_numpy" and args else 0)  # it shares the array's shape
         if rest == "device":
             if args:
                 a = args[0]
