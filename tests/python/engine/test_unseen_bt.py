@@ -18,7 +18,8 @@
   (at least) two dimensions, and `torch.from_numpy` shares its shape, so iterating the tensor (`for reward in
   reward_batch`, `zip(done_batch, reward_batch, predictions)`) gives 1-D rows, not 0-dim ones that would mix with
   any device: seigot/tetris's DQN target `reward + gamma * prediction` adds such cpu rows to the target network's
-  cuda predictions (interp/index_dims.py). Without the added dimension a row may be 0-dim and stays silent."""
+  cuda predictions (interp/index_dims.py). Without the added dimension a row may be 0-dim and stays silent. The
+  same holds for a tensor indexed with None (`torch.tensor(rewards)[:, None]`)."""
 
 from __future__ import annotations
 
@@ -343,3 +344,27 @@ def test_numpy_column_through_helper_split_into_files(tmp_path):
     }
     found = _path_codes(tmp_path, files)
     assert found == [("rl/batch.py", 7, "DEV202"), ("rl/train.py", 16, "DEV202")], found
+
+
+def test_tensor_column_with_none_rows_are_not_0dim():
+    src = """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        values = torch.randn(8, 1, device=device)
+        rewards = torch.tensor([1.0] * 8)[:, None]
+        targets = [r + 0.9 * v for r, v in zip(rewards, values)]
+    """
+    assert _codes(src) == [(6, "DEV201")]
+
+
+def test_tensor_vector_rows_may_be_0dim_and_stay_silent():
+    src = """
+        import torch
+
+        device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        values = torch.randn(8, 1, device=device)
+        rewards = torch.tensor([1.0] * 8)
+        targets = [r + 0.9 * v for r, v in zip(rewards, values)]
+    """
+    assert _codes(src) == []

@@ -298,7 +298,7 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
             # a slice (or None) keeps (adds) a dimension, and a 0-dim tensor cannot be sliced: the item has dims
             scalar = (base.scalar or ints) and not _keeps_a_dim(node.slice)
-            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node))
+            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node), dims=added_dims(node.slice))
             item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
             return item
         if base.kind == "qual" and base.const == "os.environ":
