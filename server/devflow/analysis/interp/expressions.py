@@ -18,6 +18,7 @@ from devflow.analysis.interp.matmul_operands import matmul_operand
 from devflow.analysis.interp.sequence_repeat import repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
+from devflow.analysis.interp.index_dims import added_dims
 from devflow.analysis.values import COLLATED, ENCODING, FIELDS, GRAPH, LIST_ENCODING, MODEL_OUTPUT, OtherKeys, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import configured_join, env_read, is_env_read
 from devflow.analysis.interp.hf_processors import sub_processor
@@ -284,6 +285,10 @@ class Expressions:
             # be 0-dim (the base may be 1-D), and a 0-dim cpu tensor mixes with any device
             ints = _maybe_int_index(node.slice, idx_vals)
             n_idx = len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
+            if base.batch == COLLATED and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+                # `batch["x"]` of a collated dict batch: one of its entries, a tensor where the batch is or another
+                # object the transfer left alone (a pandas Index): still an entry of the batch
+                return Val("tensor", base.dev, base.origin, text=self.text(node), batch=COLLATED)
             if ints and base.batch == COLLATED and n_idx == 1 and not base.scalar:
                 # `batch[0]` of a DataLoader batch: one part of the collated (inputs, targets) structure, a
                 # tensor with its batch dimension (or a structure of them), where the batch is
@@ -293,7 +298,7 @@ class Expressions:
                 return Val("tensor", base.dev, base.origin, scalar=False, text=self.text(node), dims=base.dims - n_idx)
             # a slice (or None) keeps (adds) a dimension, and a 0-dim tensor cannot be sliced: the item has dims
             scalar = (base.scalar or ints) and not _keeps_a_dim(node.slice)
-            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node))
+            item = Val("tensor", base.dev, base.origin, scalar=scalar, text=self.text(node), dims=added_dims(node.slice))
             item.zero_dim = ints and base.dims == n_idx  # `perm[i]` of a 1-D randperm
             return item
         if base.kind == "qual" and base.const == "os.environ":
@@ -322,7 +327,11 @@ class Expressions:
                     return obj.keys[idx.const]
                 return base.elem or UNKNOWN
             if obj.kind == "host" and idx.kind != "tensor":
-                return _token_ids() if obj.qual == LIST_ENCODING else host_data()
+                if obj.qual == LIST_ENCODING:
+                    return _token_ids()
+                item = host_data()
+                item.dims = added_dims(node.slice)  # `arr[:, None]`: a numpy column has two dimensions
+                return item
             if obj.kind in ("vision_dataset", "graph_dataset"):
                 # one item: an (image, target) pair, a graph; a slice of a graph dataset is a dataset
                 return base if isinstance(node.slice, ast.Slice) and obj.kind == "graph_dataset" else \

@@ -13,6 +13,7 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
 from devflow.analysis.interp.module_isinstance import derives_from as _derives_from, module_isinstance
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
+from devflow.analysis.interp.loader_index import loader_index
 from devflow.analysis.values import COLLATED, COPY_MOVED, DEVICE_CONFIGURED, FIELDS, GRAPH, SCATTERING_WRAPPER, after_mix, host_data, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.expressions import _is_number
 from devflow.analysis.interp.frames import span_of, FuncRef, decorators, method_kind, MODEL_BUILDER_PREFIXES, named_at_run_time
@@ -504,7 +505,8 @@ class Library:
         if rest.startswith("cuda.") and last in T.LEGACY_CPU_TYPES:
             return Val("tensor", CUDA, Origin(span_of(node), f"created on cuda at line {node.lineno}"))
         if rest in T.CPU_ONLY_FUNCS:
-            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} from a numpy array (cpu)"))
+            return Val("tensor", CPU, Origin(span_of(node), f"created at line {node.lineno} from a numpy array (cpu)"),
+                       dims=args[0].dims if rest == "from_numpy" and args else 0)  # it shares the array's shape
         if rest == "device":
             if args:
                 a = args[0]
@@ -855,7 +857,7 @@ class Library:
             batch = UNKNOWN
             if collate.kind in ("func", "method", "partial") or _callable_instance(collate):
                 # a function, a bound method, functools.partial, an instance of a project class with __call__
-                samples = self._dataset_samples(ds, node)
+                samples = self._dataset_samples(ds, node, loader_index(kwargs))
                 r = self.call_function(collate.func, [samples], {}, None, node) if collate.kind == "func" \
                     else self.call(node, collate, None, [samples], {}, frame)
                 if r.kind == "tensor":  # (a graph batched by the collate_fn keeps its kind: its .to() copies)
@@ -872,7 +874,7 @@ class Library:
             found = ds.obj.cls.method("__getitem__")
             batch = UNKNOWN
             if found:
-                r = self.call_function(FuncRef(found[0], None, found[1], "method"), [UNKNOWN], {}, ds, node)
+                r = self.call_function(FuncRef(found[0], None, found[1], "method"), [loader_index(kwargs)], {}, ds, node)
                 if r.kind == "tensor" and r.dev is not None and r.dev.is_cpu:
                     batch = Val("tensor", CPU, org)
                 elif _all_cpu_sample(r):  # `return image, label`: default_collate stacks each field on the cpu
@@ -886,13 +888,13 @@ class Library:
         return Val("obj", obj=obj)
 
 
-    def _dataset_samples(self, ds: Val, node) -> Val:
-        """What a DataLoader hands its collate_fn: a list of `dataset[i]`, each what the project Dataset's
+    def _dataset_samples(self, ds: Val, node, index: Val = UNKNOWN) -> Val:
+        """What a DataLoader hands its collate_fn: a list of `dataset[index]`, each what the project Dataset's
         `__getitem__` returns (unknown for another dataset)."""
         found = ds.obj.cls.method("__getitem__") if ds.kind == "obj" and ds.obj is not None and ds.obj.cls is not None else None
         if not found:
             return UNKNOWN
-        sample = self.call_function(FuncRef(found[0], None, found[1], "method"), [UNKNOWN], {}, ds, node)
+        sample = self.call_function(FuncRef(found[0], None, found[1], "method"), [index], {}, ds, node)
         return Val("obj", obj=Obj("list", items=[sample])) if sample.kind != "unknown" else UNKNOWN
 
 

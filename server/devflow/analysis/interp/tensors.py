@@ -8,7 +8,7 @@ import ast
 
 from devflow.analysis import torch_api as T
 from devflow.analysis.lattice import CPU, CUDA, Dev
-from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import COLLATED, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.pinned_moves import pins_module_state
 from devflow.analysis.interp.frames import span_of
 from devflow.analysis.interp.dtype_casts import casts_only_dtype
@@ -82,6 +82,10 @@ class Tensors:
                 return Val("tensor", t.dev, t.origin, scalar=t.scalar, batch=t.batch)
             return Val("tensor", dev, Origin(span_of(node), f"converted by `{self.text(node)}` at line {node.lineno}",
                                              kind="placed"), scalar=t.scalar, batch=t.batch)
+        if t.batch == COLLATED and name not in _TENSOR_METHODS and name not in _MAPPING_METHODS:
+            # an entry of a collated batch need not be a tensor (a pandas Index, a list of ids): the batch transfer
+            # moves the tensors and leaves the rest; torch.Tensor has no such method, so this entry is another object
+            return UNKNOWN
         if name == "keys":  # not a Tensor method: `t` is a dict of tensors; its keys are not tensors
             return UNKNOWN
         if name == "items":
@@ -231,6 +235,9 @@ _TENSOR_METHODS = T.SAME_DEVICE_METHODS | T.NON_TENSOR_METHODS | T.DEVICE_MOVING
 # Tensor methods that, given no dim, reduce every element to one 0-dim result (`logits.argmax()`).
 _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "std", "var", "all", "any", "amax", "amin",
                               "argmax", "argmin", "median", "nanmedian", "nansum", "nanmean", "count_nonzero"})
+
+# The mapping methods of a collated dict batch (`batch.get("x")`, `batch.items()`): its entries, not a Tensor's.
+_MAPPING_METHODS = frozenset({"get", "keys", "values", "items", "pop", "setdefault", "copy", "update"})
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
 _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})
