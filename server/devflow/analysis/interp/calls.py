@@ -442,6 +442,8 @@ class Calls:
             frame.params.add(a.kwarg.arg)
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k not in params}
+            if "__opaque__" not in kwargs and not standalone:
+                d.exact = True  # type: ignore[attr-defined]  # `**kw` of a known call: exactly its other keywords
             frame.env[a.kwarg.arg] = Val("obj", obj=d)
         self.active.add(active_key)
         self.depth += 1
