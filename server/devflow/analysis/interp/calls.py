@@ -15,11 +15,12 @@ from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_se
     started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
 from devflow.analysis.program import LINE_BASE
-from devflow.analysis.values import DEVICE_CONFIGURED, SCATTERING_WRAPPER, UNKNOWN, Obj, Origin, Val
+from devflow.analysis.values import DEVICE_CONFIGURED, SCATTERING_WRAPPER, UNKNOWN, Obj, Origin, Val, host_data
 from devflow.analysis.interp.typed_dicts import typed_dict_call
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.class_refs import class_reference
 from devflow.analysis.interp.host_moves import MOVERS, is_numpy_data
+from devflow.analysis.interp.numpy_params import numpy_declared
 from devflow.analysis.interp.moved_callables import moved_callable
 from devflow.analysis.interp.dict_truth import mark_escaped
 from devflow.analysis.interp.batch_moves import batch_moved_in_place
@@ -387,7 +388,8 @@ class Calls:
         if self.budget <= 0 or self.depth >= MAX_DEPTH or active_key in self.active or (self.standalone and not standalone):
             return UNKNOWN
         a = fn.args
-        params = [p.arg for p in a.posonlyargs + a.args]
+        arg_nodes = a.posonlyargs + a.args
+        params = [p.arg for p in arg_nodes]
         bound_args = list(args)
         if fref.kind in ("method", "classmethod") and params:
             bound_args = [self_val if self_val is not None else UNKNOWN] + bound_args
@@ -423,10 +425,14 @@ class Calls:
                 v = self.eval(defaults[i - n_no_default], self.module_frame) if not standalone and not spread else UNKNOWN
             else:
                 v = UNKNOWN
+            if v.kind == "unknown" and numpy_declared(self, arg_nodes[i], frame):
+                v = host_data()
             frame.env[p] = self._param_val(p, v, fn)
         for p, d in zip(a.kwonlyargs, a.kw_defaults):
             frame.params.add(p.arg)
             v = kwargs.get(p.arg) or (self.eval(d, self.module_frame) if d is not None and not standalone else UNKNOWN)
+            if v.kind == "unknown" and numpy_declared(self, p, frame):
+                v = host_data()
             frame.env[p.arg] = self._param_val(p.arg, v, fn)
         if a.vararg:
             frame.params.add(a.vararg.arg)
@@ -437,6 +443,8 @@ class Calls:
             frame.params.add(a.kwarg.arg)
             d = Obj("dict")
             d.keys = {k: v for k, v in kwargs.items() if k not in params}
+            if "__opaque__" not in kwargs and not standalone:
+                d.exact = True  # type: ignore[attr-defined]  # `**kw` of a known call: exactly its other keywords
             frame.env[a.kwarg.arg] = Val("obj", obj=d)
         self.active.add(active_key)
         self.depth += 1

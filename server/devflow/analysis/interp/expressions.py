@@ -587,7 +587,8 @@ class Expressions:
                     # `caches = caches or [None] * n`: a container that holds something is the value (an empty
                     # one contributes no element, so the elements it has are the only ones to follow)
                     return v
-                return v if v.kind in ("device", "module") else UNKNOWN
+                # an object of a project class is truthy (`self.qcfg = qcfg or PTQConfig()` given a config)
+                return v if v.kind in ("device", "module") or (v.kind == "obj" and self.truth_of(v)) else UNKNOWN
             return vals[-1]  # all known and falsy (`"ssim" in name or "grad" in name`): the last one
         if isinstance(node.op, ast.And):
             # `"class" in protocol and use_class_weights`, `exclude and k in exclude` (a non-empty list): the first
@@ -1121,8 +1122,11 @@ _BUILTIN_CLASSES = frozenset("builtins." + n for n in ("list", "tuple", "dict", 
 def _per_item_kind(v: Val) -> bool:
     """An element a loop body runs on one by one: a callable, or a known constant (`for name in
     ["mse", "ssim"]`: a test `"ssim" in name` or a registry lookup `LOSSES[name]` is decided per name,
-    where the join of unlike constants is unknown)."""
-    return v.kind in _CALLABLE or v.kind == "const" and isinstance(v.const, (str, int, float, bool))
+    where the join of unlike constants is unknown), or an object of a project class (`for obs in (self.w_obs,
+    self.a_obs): obs.compute_qparams()`: each object's method runs on it and updates its own state, where the
+    join of two objects is unknown and would update none)."""
+    return v.kind in _CALLABLE or v.kind == "const" and isinstance(v.const, (str, int, float, bool)) \
+        or v.kind == "obj" and v.obj is not None and v.obj.kind == "instance" and v.obj.cls is not None
 
 
 def _known_items(it: Val) -> list | None:

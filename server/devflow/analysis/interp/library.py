@@ -25,6 +25,7 @@ from devflow.analysis.interp.clamp_bounds import CLAMP_OPS, clamp_operand
 from devflow.analysis.interp.module_copies import copied_device, deep_copy_instance, is_project_instance
 from devflow.analysis.interp.optimizer_restore import restored_by_library
 from devflow.analysis.interp.transpose import columns_of, exact_sequence, zip_columns
+from devflow.analysis.interp.dict_copies import copied_dict
 
 
 
@@ -1101,6 +1102,8 @@ def dict_of_pairs(args, kwargs) -> Val | None:
     entries: dict = {}
     if args:
         seq = args[0]
+        if seq.kind == "obj" and seq.obj is not None and seq.obj.kind == "dict" and not seq.obj.qual:
+            return copied_dict(seq, kwargs)  # `dict(kw)`: a shallow copy of a known dict, keywords on top
         if seq.kind != "obj" or seq.obj is None or seq.obj.kind not in ("list", "tuple") or seq.elem is not None:
             return None
         for item in seq.obj.items:

@@ -12,6 +12,8 @@ from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, definitely_d
 from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.interp.apply_overrides import blur_state_of_apply_override
+from devflow.analysis.interp.dict_methods import known_dict_method
+from devflow.analysis.interp.module_walks import walked_modules
 from devflow.analysis.interp.spread_kwargs import spread_keywords
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.param_identity import carry_params
@@ -584,6 +586,9 @@ class Modules:
         if name in ("parameters", "named_parameters", "buffers", "named_buffers"):
             owner = getattr(obj, "part_of", None) or obj  # a submodule met through modules(): its root's
             return Val("params", obj=owner, const="named" if name.startswith("named") else None)
+        if name in ("modules", "children") and not args and not kwargs and not self.standalone \
+                and (walked := walked_modules(obj, name)) is not None:
+            return walked
         if name in ("modules", "children", "named_modules", "named_children") and not args and not kwargs:
             # some submodule, not which: its parameters are the module's (an optimizer over them is over
             # this module's, moved with it); anything else about it (device, forward) stays unknown
@@ -763,6 +768,9 @@ class Modules:
                 obj.keys.clear()  # `self._cache.clear()`: empty again, whatever keys it had
                 obj.exact = True  # type: ignore[attr-defined]
                 return Val("const", const=None)
+            known = known_dict_method(obj, name, args, kwargs)
+            if known is not None:
+                return known
             if name not in ("items", "keys", "values", "get", "copy"):
                 obj.exact = False  # type: ignore[attr-defined]  # update / pop / setdefault ...: keys change
             if name in ("items",):

@@ -237,7 +237,7 @@ _FULL_REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod", "norm", "std"
                               "argmax", "argmin", "median", "nanmedian", "nansum", "nanmean", "count_nonzero"})
 
 # The mapping methods of a collated dict batch (`batch.get("x")`, `batch.items()`): its entries, not a Tensor's.
-_MAPPING_METHODS = frozenset({"get", "keys", "values", "items", "pop", "setdefault", "copy", "update"})
+_MAPPING_METHODS = frozenset(n for n in dir(dict) if not n.startswith("_"))
 
 # Tensor methods whose result has at least one dimension, whatever the receiver's.
 _ADDS_DIMS = frozenset({"unsqueeze", "unsqueeze_", "flatten", "ravel", "atleast_1d", "atleast_2d", "atleast_3d"})
