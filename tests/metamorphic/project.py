@@ -42,8 +42,15 @@ class Project:
         return {part for name in self.trees for part in name[:-3].split("/")}
 
     def top_level_modules(self) -> set[str]:
-        """Names an absolute import can start with (a folder inside the case can shadow nothing else)."""
-        return {name[:-3].split("/")[0] for name in self.trees}
+        """Names an absolute import can start with (a folder inside the case can shadow nothing else): those at
+        the case's root, and those beside a script in a subfolder (Python puts a script's folder first on
+        sys.path: `game_manager/game_manager.py` imports `machine_learning.x` from `game_manager/`)."""
+        tops = {name[:-3].split("/")[0] for name in self.trees}
+        for script, tree in self.trees.items():
+            folder = script.rsplit("/", 1)[0] + "/" if "/" in script else ""
+            if folder and _runs_as_script(tree):
+                tops |= {name[len(folder):-3].split("/")[0] for name in self.trees if name.startswith(folder)}
+        return tops
 
     @property
     def entry_tree(self) -> ast.Module:
@@ -54,6 +61,12 @@ class Project:
 class Rendered:
     files: dict[str, str]  # base name -> source (project files and extras)
     spans: dict[str, list[tuple[str, int, int]]]  # label -> [(file, first line, last line)]
+
+
+def _runs_as_script(tree: ast.Module) -> bool:
+    """`if __name__ == "__main__":` at the top level."""
+    return any(isinstance(n, ast.If) and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)
+               and n.test.left.id == "__name__" for n in tree.body)
 
 
 def header_end(node: ast.stmt) -> int:
