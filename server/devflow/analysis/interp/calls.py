@@ -9,6 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.interp.sequence_joins import is_joined_sequence
+from devflow.analysis.interp.forward_hooks import register_hook
 from devflow.analysis.interp.passthrough import returns_its_arguments
 from devflow.analysis.interp.missing_members import getattr_hook
 from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, is_typed_dict, sampled_by_rsample, \
@@ -296,6 +297,8 @@ class Calls:
                 return UNKNOWN
             if r.kind == "const" and fval.const == "format":
                 return self.format_device(node, r, args, kwargs) or UNKNOWN
+            if r.kind == "attr" and fval.const == "register_forward_hook" and r.obj is not None and r.obj.kind == "module":
+                return register_hook(r.obj, fval.const, args, kwargs, part=True)  # `model.layer4.register_forward_hook(h)`
             if r.kind == "attr" and fval.const in ("to", "cuda", "cpu") and r.obj is not None and r.obj.kind == "module" \
                     and not r.obj.dispatched:
                 # a part of a library model / pipeline moved (`pipe.vae.to(d)`, `dit = pipe.transformer;

@@ -15,7 +15,7 @@ from devflow.analysis.interp.class_attrs import class_binding, eval_in_home, ins
 from devflow.analysis.interp.module_dicts import is_module_dict, read_entry
 from devflow.analysis.interp.dict_truth import known_empty_dict
 from devflow.analysis.interp.matmul_operands import matmul_operand
-from devflow.analysis.interp.sequence_repeat import repeated_sequence
+from devflow.analysis.interp.sequence_repeat import concatenated_sequence, repeated_sequence
 from devflow.analysis.interp.param_identity import placed_so_far
 from devflow.analysis.interp.device_compare import compare_devices
 from devflow.analysis.interp.index_dims import added_dims
@@ -620,9 +620,10 @@ class Expressions:
             out = self.project_operator(node, node.op, left, right, isinstance(node, ast.AugAssign))
             if out is not None:
                 return out  # a project class's `__add__` / `__imul__` ...
-            out = repeated_sequence(getattr(node, "op", None), left, right)
+            out = repeated_sequence(getattr(node, "op", None), left, right) or \
+                concatenated_sequence(getattr(node, "op", None), left, right, self.join)
             if out is not None:
-                return out  # `(x,) * n`: the same items again
+                return out  # `(x,) * n`: the same items again; `a + b`: a's then b's
         if left.kind == "tensor" and right.kind == "tensor":
             if isinstance(getattr(node, "op", None), ast.MatMult):  # `@` takes no 0-dim operand
                 return self.matmul(node, left, right, frame, ltext, rtext)

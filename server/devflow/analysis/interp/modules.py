@@ -13,6 +13,8 @@ from devflow.analysis.program import LINE_BASE
 from devflow.model import Span
 from devflow.analysis.interp.apply_overrides import blur_state_of_apply_override
 from devflow.analysis.interp.dict_methods import known_dict_method
+from devflow.analysis.interp.forward_hooks import REGISTER as HOOK_REGISTRATIONS, register_hook, remove_hook, \
+    run_forward_hooks, run_inner_hooks, run_pre_hooks
 from devflow.analysis.interp.module_walks import walked_modules
 from devflow.analysis.interp.spread_kwargs import spread_keywords
 from devflow.analysis.values import ENCODING, LIST_ENCODING, MODEL_OUTPUT, host_data, module_tree, UNKNOWN, Obj, Origin, Val
@@ -216,7 +218,14 @@ class Modules:
     """Module objects: calls, moves and methods; methods of other heap objects."""
 
     def call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
+        hooked = not method and mod.obj is not None and bool(getattr(mod.obj, "forward_hooks", None)) and not self.standalone
+        if hooked:
+            args = run_pre_hooks(self, node, mod, list(args), kwargs, frame)
         out = self._call_module(node, mod, args, kwargs, frame, method)
+        if hooked:
+            out = run_forward_hooks(self, node, mod, list(args), kwargs, out, frame)
+        if not method and mod.obj is not None and mod.obj.cls is None and not self.standalone:
+            run_inner_hooks(self, node, mod, frame)  # (torch's own forward calls the hooked submodules)
         return out if method else self.data_parallel_gather(mod, out, node)
 
     def _call_module(self, node, mod: Val, args, kwargs, frame, method: str = "") -> Val:
@@ -565,6 +574,8 @@ class Modules:
                         f.cancelled = True
                     self._move_rec(obj, TOP, obj.moved, frame, set())
             return mod
+        if name in HOOK_REGISTRATIONS and obj is not None:
+            return register_hook(obj, name, args, kwargs)
         if name in ("train", "eval"):
             mode = None if name == "train" and args and args[0].kind != "const" else \
                 (name == "train") if not args else bool(args[0].const)
@@ -711,6 +722,8 @@ class Modules:
             return UNKNOWN
         if obj.kind in ("distribution", "generator"):
             return self.framework_obj_method(node, r, name, args, kwargs, frame)
+        if obj.kind == "hook_handle":
+            return remove_hook(obj) if name == "remove" else UNKNOWN
         if obj.kind == "runner":
             return self.run_traced_model(node, obj, name, args, kwargs, frame)
         if obj.kind in ("executor", "future"):

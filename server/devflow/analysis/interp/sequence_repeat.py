@@ -1,4 +1,5 @@
-"""Sequence repetition: `(x,) * n`, `[x] * n`, `n * [x]` hold the same values again, in order.
+"""Sequence repetition and concatenation: `(x,) * n`, `[x] * n`, `n * [x]` hold the same values again, in order;
+`a + b` of two lists (or two tuples) holds a's values then b's.
 
 `cast_tuple(val, length=1)` helpers (`val if isinstance(val, tuple) else ((val,) * length)`) turn a config value
 into a tuple this way; iterating the result yields the original object (a class from a registry, a module), so
@@ -37,3 +38,18 @@ def repeated_sequence(op, left: Val, right: Val) -> Val | None:
     if 0 <= n <= MAX_REPEAT:
         items = items * n
     return Val("obj", obj=Obj(seq.obj.kind, items=items))
+
+
+def concatenated_sequence(op, left: Val, right: Val, join) -> Val | None:
+    """`a + b` of two lists or two tuples: a's items then b's; where either holds an unknown number of elements
+    (`elem`), the result's elements are the join of all (`features + [torch.zeros(...)]`)."""
+    if not isinstance(op, ast.Add) or not all(v.kind == "obj" and v.obj is not None and v.obj.kind in ("tuple", "list")
+                                              for v in (left, right)) or left.obj.kind != right.obj.kind:
+        return None
+    if left.elem is None and right.elem is None:
+        return Val("obj", obj=Obj(left.obj.kind, items=[*left.obj.items, *right.obj.items]))
+    parts = [v for s in (left, right) for v in ([s.elem, *s.obj.items] if s.elem is not None else s.obj.items)]
+    elem = parts[0]
+    for v in parts[1:]:
+        elem = join(elem, v)
+    return Val("obj", obj=Obj(left.obj.kind), elem=elem)
