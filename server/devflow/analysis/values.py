@@ -26,6 +26,10 @@ class Origin:
     reason: str
     kind: str = ""
     pinned: bool = False  # a bare `.cuda()` in a method of a module still on the cpu (interp/pinned_moves.py)
+    # a factory inside a function given a tensor on an accelerator (`torch.arange(n)` in a sampler given the
+    # logits): the device it should have been made on is in scope there, named so (`logits.device`)
+    local_device: str = ""
+    local_dev: object = None  # (that tensor's Dev: the fix names it only where it is the other side's device)
 
 
 OBJ_SEQ = itertools.count()

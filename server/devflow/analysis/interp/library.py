@@ -487,7 +487,9 @@ class Library:
                 return Val("tensor", self.default_dev, self.default_origin, scalar=scalar, dims=_factory_dims(rest, node))
             if self.default_dev is TOP:
                 return UNKNOWN
-            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory")
+            local, local_dev = _tensor_parameter_device(frame)
+            org = Origin(span_of(node), f"created at line {node.lineno} without device=", "factory",
+                         local_device=local, local_dev=local_dev)
             return Val("tensor", CPU, org, scalar=scalar, dims=_factory_dims(rest, node))
         if rest in T.LIKE_FACTORIES or last in T.LIKE_FACTORIES:
             d = _device_kwarg(kwargs)
@@ -1139,3 +1141,16 @@ _TORCH_ORIGINS = frozenset({"factory", "legacy", "placed", "tensor_type", "conte
 
 def _torch_made(v) -> bool:
     return v.origin is not None and v.origin.kind in _TORCH_ORIGINS
+
+
+def _tensor_parameter_device(frame) -> tuple[str, object]:
+    """`p.device` (and its device) for the first parameter of the running function bound to a tensor on an
+    accelerator: a factory there could have been given `device=p.device`, so it is where the fix goes."""
+    fn = getattr(frame, "node", None)
+    if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        return "", None
+    for name in (a.arg for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs):
+        v = frame.env.get(name)
+        if v is not None and v.kind == "tensor" and v.dev is not None and v.dev.known and not v.dev.is_cpu and not v.scalar:
+            return f"{name}.device", v.dev
+    return "", None

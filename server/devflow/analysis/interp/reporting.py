@@ -212,6 +212,8 @@ class Reporting:
         same_scope = org is not None and self.scope_of(org.span.line) is self.scope_of(node.lineno)
         if not same_scope:
             dev_text = None  # the other side's names are not visible where the value was made
+            if org is not None and org.local_device and org.local_dev == b.dev:
+                dev_text = org.local_device  # but a tensor given to that function is on the other side's device
         if org is not None and org.kind == "param":
             # a module's parameter meets an input: the module was not moved (fixed where it is built)
             code, span = "DEV106", span_of(node)

@@ -573,7 +573,7 @@ class Statements:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
             if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr", "restored")
-                                                                    or val.origin.pinned):
+                                                                    or val.origin.pinned or val.origin.local_device):
                 # maybe a module: keep what says so; a plain tensor attribute the module's move left behind
                 # (returned by a getter), state a module pins to the GPU, or an optimizer's group restored from a
                 # cpu checkpoint, is fixed where it is set, not returned
@@ -583,7 +583,7 @@ class Statements:
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
                 new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
                                           if v.kind == "tensor" and not (v.origin is not None and (v.origin.kind in ("unknown-moved", "restored")
-                                                                                                    or v.origin.pinned))
+                                                                                                    or v.origin.pinned or v.origin.local_device))
                                           else v for v in val.obj.items])
                 return Val("obj", obj=new)
         return val
