@@ -14,7 +14,12 @@ models, losses and evaluation / inference scripts.
   project model classes) builds one of the models: they stay a choice, each one run by a call of it (as
   `join_alternatives` does for a factory's result), so the chosen model's own forward is checked with its
   own state. graphprompter's `GraphLLM` embeds its pad / bos token ids (cpu `torch.tensor(id)`) with the input
-  embeddings of a `device_map="auto"` LLaMA."""
+  embeddings of a `device_map="auto"` LLaMA.
+- `module.apply(fn)` calls `fn` on every submodule and then on the module itself: with a project function and a
+  module tree the engine knows whole (interp/module_walks.py), it runs once per module. IMS-Toucan's
+  `store_inverse_all()` applies a function that calls each flow's `store_inverse()` (a `hasattr` dispatch),
+  caching the inverse weight as a plain attribute before the model is moved (DEV105); the real case's flow has
+  48 modules, more than the walk unrolls, so it is still not found there."""
 
 from __future__ import annotations
 
@@ -230,3 +235,82 @@ def test_registry_models_placed_differently_say_nothing_about_their_inputs(tmp_p
     main = _REGISTRY_MAIN.replace("torch.ones(2, 8)", "torch.ones(2, 8).to('cuda')")
     files = {"src/__init__.py": "", "src/model.py": _REGISTRY_MODEL.replace("INDEX", "x.long()"), "train.py": main}
     assert _path_codes(tmp_path, files) == []
+
+
+# --- Module.apply runs its function on every module -----------------------------------------------------------------
+
+_APPLY = """
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+
+    class InvConvNear(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+            self.weight = nn.Parameter(torch.eye(n))
+
+        def store_inverse(self):
+            self.weight_inv = torch.inverse(self.weight.float()).to(next(self.parameters()).device)
+
+        def forward(self, x, reverse=False):
+            weight = self.weight_inv if reverse else self.weight
+            return F.conv2d(x, WEIGHT)
+
+
+    class Glow(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.flows = nn.ModuleList([InvConvNear(4), InvConvNear(4)])
+
+        def forward(self, x, reverse=False):
+            for f in self.flows:
+                x = f(x, reverse=reverse)
+            return x
+
+        def store_inverse_all(self):
+            def remove_weight_norm(m):
+                if hasattr(m, "store_inverse"):
+                    m.store_inverse()
+            self.apply(remove_weight_norm)
+
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    glow = Glow()
+    BEFORE
+    glow = glow.to(device)
+    AFTER
+    z = torch.randn(1, 4, 8, 8).to(device)
+    out = glow(z, reverse=True)
+"""
+
+
+def _apply_case(weight="weight.view(4, 4, 1, 1)", before="glow.store_inverse_all()", after="pass"):
+    return _APPLY.replace("WEIGHT", weight).replace("BEFORE", before).replace("AFTER", after)
+
+
+def test_apply_runs_the_function_on_each_module():
+    assert _codes(_apply_case()) == [(13, "DEV105")]
+
+
+def test_apply_after_the_move_or_a_weight_moved_in_forward_is_clean():
+    assert _codes(_apply_case(before="pass", after="glow.store_inverse_all()")) == []
+    assert _codes(_apply_case(weight="weight.view(4, 4, 1, 1).to(x.device)")) == []
+
+
+def test_apply_with_a_function_from_another_file(tmp_path):
+    files = {"flows.py": _apply_case().split("device = ")[0].replace(
+        "            self.apply(remove_weight_norm)", "            self.apply(store_one)").replace(
+        "    class Glow(nn.Module):", "    def store_one(m):\n        if hasattr(m, 'store_inverse'):\n            m.store_inverse()\n\n\n    class Glow(nn.Module):"),
+        "run.py": """
+            import torch
+            from flows import Glow
+
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            glow = Glow()
+            glow.store_inverse_all()
+            glow = glow.to(device)
+            out = glow(torch.randn(1, 4, 8, 8).to(device), reverse=True)
+        """}
+    found = _path_codes(tmp_path, files)
+    assert any(code == "DEV105" for _, _, code in found)

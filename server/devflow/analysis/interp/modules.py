@@ -581,6 +581,12 @@ class Modules:
                 return mod
             self._set_mode(mod, mode, node, set(), not via_super)
             return mod
+        if name == "apply" and len(args) == 1 and not kwargs and args[0].kind == "func" and not self.standalone \
+                and (walked := walked_modules(obj, "modules")) is not None:
+            # nn.Module.apply(fn) calls fn on every submodule, then on the module itself
+            for m in reversed(walked.obj.items):
+                self.call_function(args[0].func, [m], {}, None, node)
+            return mod
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
                     "zero_grad", "to_empty"):
             return mod
