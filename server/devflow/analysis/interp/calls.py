@@ -33,6 +33,8 @@ from devflow.analysis.interp.frames import span_of, FuncRef, Frame, decorators, 
 from devflow.analysis.interp.expressions import instances_of_choice
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.entries import is_lightning_trainer
+from devflow.analysis.interp.input_embeddings import library_submodule_root
+from devflow.analysis.interp.registry_models import blind_choice, blurred, registry_models
 
 
 class Calls:
@@ -97,11 +99,14 @@ class Calls:
         try:
             if choices:
                 # `MODELS[args.arch](cfg)`: the key is known only at run time; each entry may be the one called
-                return self._call_each(node, choices, None, args, kwargs, frame, self.join_paths)
+                return self._call_each(node, choices, None, args, kwargs, frame,
+                                       lambda a, b: registry_models(a, b, self.join_paths))
             if fval.kind == "obj" and fval.obj is not None and fval.obj.kind == "choice":
                 # one of several callables (a criterion picked by an option): each is a path that runs
                 if getattr(fval.obj, "opaque", False):
                     return UNKNOWN  # objects changed by code this run does not follow (`member_of_each`)
+                if blind_choice(fval):  # models of a registry placed differently: each runs, inputs unknown
+                    args, kwargs = blurred(args, kwargs)
                 if recv is not None and instances_of_choice(recv) is not None:  # a method of one of several objects
                     return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join_alternatives)
                 return self._call_each(node, fval.obj.items, recv, args, kwargs, frame, self.join)
@@ -299,6 +304,9 @@ class Calls:
                 return self.format_device(node, r, args, kwargs) or UNKNOWN
             if r.kind == "attr" and fval.const == "register_forward_hook" and r.obj is not None and r.obj.kind == "module":
                 return register_hook(r.obj, fval.const, args, kwargs, part=True)  # `model.layer4.register_forward_hook(h)`
+            if fval.const == "get_input_embeddings" and (root := library_submodule_root(r)) is not None:
+                # `model.model.get_input_embeddings()`: the base model's table, placed with the model
+                return self.module_method(node, Val("module", obj=root), fval.const, args, kwargs, frame)
             if r.kind == "attr" and fval.const in ("to", "cuda", "cpu") and r.obj is not None and r.obj.kind == "module" \
                     and not r.obj.dispatched:
                 # a part of a library model / pipeline moved (`pipe.vae.to(d)`, `dit = pipe.transformer;

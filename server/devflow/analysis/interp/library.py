@@ -205,7 +205,9 @@ class Library:
                                          created_line=node.lineno, training=src.training, role="copy"))
         if q == "copy.deepcopy" and args and is_project_instance(args[0]):
             return deep_copy_instance(args[0])  # `agent_config = deepcopy(self.config)`: the same settings
-        if last in ("get_peft_model", "prepare_model_for_kbit_training") and args and args[0].kind == "module":
+        # (`prepare_model_for_int8_training`: peft's earlier name of prepare_model_for_kbit_training)
+        if last in ("get_peft_model", "prepare_model_for_kbit_training", "prepare_model_for_int8_training") \
+                and args and args[0].kind == "module":
             args[0].obj.peft = True
             return args[0]
         if last[:1].isupper():

@@ -28,6 +28,7 @@ from devflow.analysis.interp.frames import span_of, FuncRef, DTYPES, HEAD_RESETT
 from devflow.analysis.interp.class_bases import any_base, unresolved_base
 from devflow.analysis.interp.optimizer_base import optimizer_base_init
 from devflow.analysis.interp.optimizer_restore import restore_saved_groups
+from devflow.analysis.interp.input_embeddings import input_embeddings_of
 
 
 def derives_from_optimizer(info, index) -> bool:
@@ -591,6 +592,12 @@ class Modules:
                 return mod
             self._set_mode(mod, mode, node, set(), not via_super)
             return mod
+        if name == "apply" and len(args) == 1 and not kwargs and args[0].kind == "func" and not self.standalone \
+                and (walked := walked_modules(obj, "modules")) is not None:
+            # nn.Module.apply(fn) calls fn on every submodule, then on the module itself
+            for m in reversed(walked.obj.items):
+                self.call_function(args[0].func, [m], {}, None, node)
+            return mod
         if name in ("half", "float", "double", "bfloat16", "requires_grad_", "share_memory", "apply", "type",
                     "zero_grad", "to_empty"):
             return mod
@@ -703,7 +710,7 @@ class Modules:
             frame.pending_names[recv_text] = f
             return Val("const", const=None)
         if name == "get_input_embeddings":
-            return Val("module", obj=Obj("module", dev=TOP if obj.dispatched else obj.dev))
+            return Val("module", obj=input_embeddings_of(obj))
         if obj.cls is None and name in FW.CALLED_SUBMODULES.get(obj.qual.split(".", 1)[0], ()):
             # `clip_model.text_model(**inputs)`: a submodule of a library model (its own code calls it), where
             # the model's parameters are; what it returns is not modelled

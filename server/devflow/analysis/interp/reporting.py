@@ -17,6 +17,7 @@ from devflow.analysis.program import LINE_BASE
 from devflow.analysis.interp.frames import span_of, Frame, is_dotted_name, MODULE_SIDE
 from devflow.analysis.interp.repeat_move import repeated_move, simple_statement
 from devflow.analysis.interp.input_device_state import follows_input_device
+from devflow.analysis.interp.input_embeddings import is_index_lookup
 
 
 
@@ -363,14 +364,15 @@ class Reporting:
         reported = False
         # (asked only where an input would be reported: it reads the class's whole body)
         realigns = lambda: obj.cls is not None and follows_input_device(obj.cls, self.builds_modules_cache)  # noqa: E731
+        lookup = is_index_lookup(obj)  # an embedding's index is no 0-dim scalar exception
         for v, t in args:
-            if v.kind != "tensor" or v.dev is None or not v.dev.known or (v.scalar and v.dev.is_cpu):
+            if v.kind != "tensor" or v.dev is None or not v.dev.known or (v.scalar and v.dev.is_cpu and not lookup):
                 continue
             if obj.dispatched:
                 if v.dev.is_cpu:
                     if realigns():
                         return False  # its forward moves its own tensors to the input's device first
-                    self.report_dispatched_input(call, mod, v, t, frame)
+                    self.report_dispatched_input(call, mod, v, t, frame, method)
                     return True
                 continue
             if mdev is None or not mdev.known or not definitely_differ(mdev, v.dev):
@@ -440,19 +442,21 @@ class Reporting:
                + f" but `{vtext}` is on {v.dev.render()}" + (f" ({v.origin.reason})" if v.origin else ""))
         self.add(Finding(code, span, msg, related, fix))
 
-    def report_dispatched_input(self, call, mod: Val, v: Val, vtext: str, frame) -> None:
+    def report_dispatched_input(self, call, mod: Val, v: Val, vtext: str, frame, method: str = "") -> None:
         obj = mod.obj
         related = []
         if obj.origin:
             related.append((obj.origin.span, obj.origin.reason))
         if v.origin:
             related.append((v.origin.span, v.origin.reason))
-        mtext = self.text(call.func.value) if isinstance(call.func, ast.Attribute) else self.text(call.func)
+        # `model.generate(ids)` names the model before the method; `self.embed(ids)` calls the module itself
+        mtext = self.text(call.func.value) if method and isinstance(call.func, ast.Attribute) else self.text(call.func)
         fix = None
         if isinstance(call.args[0] if call.args else None, ast.Name) and frame.stmt_stack and is_dotted_name(mtext):
             name = call.args[0].id
+            table = f"{mtext}.weight" if is_index_lookup(obj) else f"{mtext}.get_input_embeddings().weight"
             fix = FixPlan("insert_before", span_of(frame.stmt_stack[-1]),
-                          text=f"{name} = {name}.to({mtext}.get_input_embeddings().weight.device)",
+                          text=f"{name} = {name}.to({table}.device)",
                           title="Send the inputs to the device of the model's first layer")
         self.add(Finding("DEV502", span_of(call),
                          f"`{vtext}` is on cpu" + (f" ({v.origin.reason})" if v.origin else "")
