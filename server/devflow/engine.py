@@ -74,14 +74,29 @@ def _imports_by_name(tree: ast.Module) -> bool:
     return False
 
 
+def _import_statements(tree: ast.Module):
+    """The file's import statements at any statement depth: an import in a function body (a test's
+    `from pkg.solver import Turbo`) loads its module when the function runs, as one on top does."""
+    stack = list(reversed(tree.body))
+    while stack:
+        st = stack.pop()
+        if isinstance(st, (ast.Import, ast.ImportFrom)):
+            yield st
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            sub = getattr(st, name, None)
+            if sub:
+                stack.extend(reversed(sub))
+
+
 def _has_imports(tree: ast.Module) -> bool:
-    return any(isinstance(st, (ast.Import, ast.ImportFrom)) for st in tree.body)
+    return next(_import_statements(tree), None) is not None
 
 
 def _imported_modules(tree: ast.Module, package: str) -> list[str]:
-    """Dotted names a file's top-level imports may load (`from pkg import sub` may load `pkg.sub`)."""
+    """Dotted names a file's imports may load (`from pkg import sub` may load `pkg.sub`)."""
     out: list[str] = []
-    for st in tree.body:
+    for st in _import_statements(tree):
         if isinstance(st, ast.Import):
             out += [a.name for a in st.names]
         elif isinstance(st, ast.ImportFrom):

@@ -24,7 +24,7 @@ from devflow.analysis.interp.env_devices import configured_join, env_read, is_en
 from devflow.analysis.interp.hf_processors import sub_processor
 from devflow.analysis.interp.missing_members import lacks_member
 from devflow.analysis.interp.frames import MAX_CHOICES, span_of, FuncRef, Frame, decorators, method_kind, named_at_run_time
-from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch
+from devflow.analysis.interp.records import CUDA_AVAILABLE, as_batch, availability_flag
 from devflow.analysis.interp.frameworks.autograd import autograd_apply_of
 from devflow.analysis.interp.frameworks.threads import awaited
 from devflow.analysis.interp.multigpu import device_type_name
@@ -498,6 +498,9 @@ class Expressions:
                 v = self.eval(other, frame)
                 return v.or_none() if v.kind in ("tensor", "module") and not v.optional else v
         a, b = self.eval(node.body, frame), self.eval(node.orelse, frame)
+        flag = availability_flag(test, a, b)
+        if flag is not None:
+            return flag
         if test.kind == "const" and test.text == CUDA_AVAILABLE and a.kind == b.kind == "const" \
                 and isinstance(a.const, str) and isinstance(b.const, str) and a.const != b.const \
                 and self.backend_spec(a) and self.backend_spec(b):

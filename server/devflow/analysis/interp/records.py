@@ -27,6 +27,16 @@ _NEW_RECORD = "collections.namedtuple()"  # a namedtuple class, called: one of i
 _NAMESPACES = ("types.SimpleNamespace", "argparse.Namespace")
 
 
+def availability_flag(test: Val, a: Val, b: Val) -> Val | None:
+    """`True if torch.cuda.is_available() else False` (TSLib's `args.use_gpu`) is CUDA's availability itself
+    (or its negation, with the constants swapped): the flag a later `if args.use_gpu:` tests, as
+    `torch.cuda.is_available()` is."""
+    if test.kind == "const" and test.text == CUDA_AVAILABLE and a.kind == b.kind == "const" \
+            and type(a.const) is bool and type(b.const) is bool and a.const != b.const:
+        return Val("const", const=a.const, text=CUDA_AVAILABLE)
+    return None
+
+
 class Records:
     """SimpleNamespace, namedtuple, and CUDA's availability."""
 
