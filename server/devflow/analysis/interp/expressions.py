@@ -596,10 +596,12 @@ class Expressions:
         if isinstance(node.op, ast.And):
             # `"class" in protocol and use_class_weights`, `exclude and k in exclude` (a non-empty list): the first
             # falsy value, else the last; unknown as soon as an operand's truth is
-            for v in vals[:-1]:
+            for i, v in enumerate(vals[:-1]):
                 truth = self.truth_of(v)
                 if truth is None:
-                    return UNKNOWN
+                    # `n_gpu > 1 and not isinstance(model, DataParallel)` with the second known false: false
+                    # either way (the unknown operand, falsy, or the known false one)
+                    return next((w for w in vals[i + 1:] if w.kind == "const" and self.truth_of(w) is False), UNKNOWN)
                 if not truth:
                     return v
             return vals[-1]
