@@ -61,6 +61,7 @@ class Obj:
     loaded_at: Origin | None = None
     peft: bool = False
     created_line: int = 0
+    hook_written: set = field(default_factory=set)  # attributes a registered module hook assigns
     seq: int = field(default_factory=lambda: next(OBJ_SEQ))  # creation order: made inside a branch or before it
 
 

@@ -12,6 +12,7 @@ from devflow.analysis.interp.sequence_joins import is_joined_sequence
 from devflow.analysis.interp.forward_hooks import register_hook
 from devflow.analysis.interp.passthrough import returns_its_arguments
 from devflow.analysis.interp.missing_members import getattr_hook
+from devflow.analysis.interp.hook_writes import HOOK_REGISTRATIONS, note_hook_registration
 from devflow.analysis.index import ClassInfo, FileIndex, derives_from_builtin_sequence, is_typed_dict, sampled_by_rsample, \
     started_run
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, join
@@ -283,6 +284,8 @@ class Calls:
         if kind == "qual":
             return self.call_qual(node, fval.const, args, kwargs, frame)
         if kind == "method":
+            if fval.const in HOOK_REGISTRATIONS:
+                note_hook_registration(args)
             r = fval.bound
             if r is None:
                 return UNKNOWN

@@ -11,6 +11,7 @@ from devflow.analysis import framework_api as FW
 from devflow.analysis import torch_api as T
 from devflow.analysis.index import ClassInfo, derives_from_builtin_sequence
 from devflow.analysis.lattice import CPU, Dev, concrete, definitely_differ, join
+from devflow.analysis.interp.hook_writes import hook_written
 from devflow.analysis.interp.class_attrs import class_binding, eval_in_home, instance_may_store
 from devflow.analysis.interp.module_dicts import is_module_dict, read_entry
 from devflow.analysis.interp.dict_truth import known_empty_dict
@@ -159,6 +160,8 @@ class Expressions:
             return self.member_of_each(base, node)
         if base.kind in ("module", "obj") and base.obj is not None:
             obj = base.obj
+            if hook_written(obj, attr):  # set by a module hook torch runs at each call of the hooked module
+                return UNKNOWN
             if attr in obj.attrs:
                 v = obj.attrs[attr]
                 if v.kind in ("tensor", "module") and not v.text:
@@ -596,10 +599,12 @@ class Expressions:
         if isinstance(node.op, ast.And):
             # `"class" in protocol and use_class_weights`, `exclude and k in exclude` (a non-empty list): the first
             # falsy value, else the last; unknown as soon as an operand's truth is
-            for v in vals[:-1]:
+            for i, v in enumerate(vals[:-1]):
                 truth = self.truth_of(v)
                 if truth is None:
-                    return UNKNOWN
+                    # `n_gpu > 1 and not isinstance(model, DataParallel)` with the second known false: false
+                    # either way (the unknown operand, falsy, or the known false one)
+                    return next((w for w in vals[i + 1:] if w.kind == "const" and self.truth_of(w) is False), UNKNOWN)
                 if not truth:
                     return v
             return vals[-1]

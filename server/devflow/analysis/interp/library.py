@@ -11,6 +11,7 @@ from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.findings import Finding
 from devflow.analysis.lattice import CPU, CUDA, TOP, Dev, concrete, join
 from devflow.analysis.interp.module_dicts import entries_from_dict, is_module_dict
+from devflow.analysis.interp.dp_nested import wrapper_isinstance
 from devflow.analysis.interp.module_isinstance import derives_from as _derives_from, module_isinstance
 from devflow.analysis.interp.collate import COLLATE_FUNCTIONS, collated_samples
 from devflow.analysis.interp.loader_index import loader_index
@@ -340,7 +341,9 @@ class Library:
         if name == "isinstance" and len(args) == 2 and args[0].kind == "module":
             types = args[1].obj.items if args[1].kind == "obj" and args[1].obj is not None and args[1].obj.kind == "tuple" \
                 else [args[1]]
-            decided = module_isinstance(args[0].obj, types, self.index)
+            decided = wrapper_isinstance(args[0], types)  # a DataParallel wrapper the program made
+            if decided is None:
+                decided = module_isinstance(args[0].obj, types, self.index)
             return Val("const", const=decided) if decided is not None else UNKNOWN
         if name == "isinstance" and len(args) == 2 and args[0].kind == "const":
             # `isinstance(device, int)` on a known constant: decided (builtin scalar types only)

@@ -28,6 +28,7 @@ from devflow.analysis.values import UNKNOWN, Obj, Origin, Val
 from devflow.analysis.interp.env_devices import env_read
 from devflow.analysis.interp.frames import FuncRef, span_of
 from devflow.analysis.interp.dp_forward_override import bound_instance_forward
+from devflow.analysis.interp.dp_nested import report_nested_wrapper, wrapper_value
 
 # Environment variables the PyTorch launchers (torchrun, torch.distributed.launch, SLURM via
 # torchrun) set per process to its rank.
@@ -140,7 +141,7 @@ class MultiGpu:
         if q.startswith("torch.nn.") and q.endswith(".DataParallel") and args and args[0].kind == "module" \
                 and args[0].obj is not None:
             self.wrap_data_parallel(node, args[0].obj, args, kwargs, frame)
-            return args[0]
+            return wrapper_value(args[0])
         return None
 
     def joined_device(self, node, frame) -> Val | None:
@@ -220,7 +221,10 @@ class MultiGpu:
         tensor made on a fixed GPU, or kept on `self` from outside, meets the other replicas'
         inputs). Returns (inputs, keyword inputs, module) as forward sees them; None when not wrapped."""
         obj = mod.obj
-        if obj is not None and getattr(obj, "ddp_moves_inputs", False) and not self.standalone:
+        if not self.standalone:
+            report_nested_wrapper(self, node, mod)  # DataParallel(DataParallel(m)), also under a DDP path
+        if obj is not None and getattr(obj, "ddp_moves_inputs", False) and not self.standalone \
+                and getattr(obj, "data_parallel", None) is None:  # (DDP over a DataParallel: that one's checks apply)
             # DDP(model, device_ids=[i]) sends the inputs to the current device before forward: their
             # device does not matter (the model's own placement is checked when it is wrapped)
             return [UNKNOWN if a.kind == "tensor" else a for a in args], \

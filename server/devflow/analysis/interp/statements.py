@@ -267,6 +267,11 @@ class Statements:
             v_else = last_else.get(key)
             if v_else is not None and v_else is not v_body and obj.attrs.get(key[1]) is v_else:
                 j = _instance_choice(v_body, v_else)
+                if j is None and (_count_choice(v_body, v_else) or _two_gpu_choices(v_body, v_else)):
+                    # `args.n_gpu = torch.cuda.device_count()` on one path, `args.n_gpu = 1` on the other (and
+                    # `args.device` chosen alike): either after the `if` (a later `if args.n_gpu > 1` is not
+                    # decided by the last write, nor is the device then the other path's)
+                    j = self.join(v_body, v_else)
                 if j is not None:
                     obj.attrs[key[1]] = j  # (other values keep the last write, as before: no blur to unknown)
 
@@ -926,6 +931,21 @@ def _modules_alike(a: Val, b: Val) -> Val | None:
     if getattr(oa, "standalone", False) or getattr(ob, "standalone", False) or oa.optimizers or ob.optimizers:
         return None
     return a
+
+
+def _two_gpu_choices(a: Val, b: Val) -> bool:
+    """Two devices, neither the cpu (`"cuda" if available else "cpu"` / `cuda:{local_rank}`); a cpu-or-GPU pair is
+    the accelerator the test picks (attr_devices), not a join."""
+    return a.kind == b.kind == "device" and a.dev is not None and b.dev is not None and not a.dev.is_cpu \
+        and not b.dev.is_cpu
+
+
+def _count_choice(a: Val, b: Val) -> bool:
+    """An int written on one branch and another int, a number or an unknown value on the other."""
+    def is_int(v: Val) -> bool:
+        return v.kind == "const" and type(v.const) is int
+
+    return (is_int(a) or is_int(b)) and all(is_int(v) or v.kind in ("number", "unknown") for v in (a, b))
 
 
 def _instance_choice(a: Val, b: Val) -> Val | None:
