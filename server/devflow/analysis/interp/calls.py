@@ -9,7 +9,7 @@ import ast
 from devflow.analysis import framework_api as FW, torch_api as T
 from devflow.analysis.walk import walk
 from devflow.analysis.interp.sequence_joins import is_joined_sequence
-from devflow.analysis.interp.forward_hooks import register_hook
+from devflow.analysis.interp.forward_hooks import register_hook, runs_registered_hook
 from devflow.analysis.interp.passthrough import returns_its_arguments
 from devflow.analysis.interp.missing_members import getattr_hook
 from devflow.analysis.interp.hook_writes import HOOK_REGISTRATIONS, note_hook_registration
@@ -284,8 +284,8 @@ class Calls:
         if kind == "qual":
             return self.call_qual(node, fval.const, args, kwargs, frame)
         if kind == "method":
-            if fval.const in HOOK_REGISTRATIONS:
-                note_hook_registration(args)
+            if fval.const in HOOK_REGISTRATIONS and not runs_registered_hook(fval.const, fval.bound):
+                note_hook_registration(args)  # a hook the interpreter does not run (a backward hook)
             r = fval.bound
             if r is None:
                 return UNKNOWN

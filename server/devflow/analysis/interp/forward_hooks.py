@@ -17,6 +17,15 @@ from devflow.analysis.interp.frames import span_of
 REGISTER = {"register_forward_hook": "forward", "register_forward_pre_hook": "pre"}
 
 
+def runs_registered_hook(name: str, receiver: Val | None) -> bool:
+    """Whether the hooks this registration adds are run here: forward and pre-forward hooks of a module object,
+    and forward hooks of a part of a library module (interp/hook_writes.py blurs what the others write)."""
+    if name not in REGISTER or receiver is None or receiver.obj is None:
+        return False
+    return receiver.kind == "module" or (receiver.kind == "attr" and name == "register_forward_hook"
+                                         and receiver.obj.kind == "module")
+
+
 def register_hook(obj: Obj, name: str, args, kwargs, part: bool = False) -> Val:
     """`part`: a forward hook on a part of the library module `obj` (`model.layer4` of a torchvision ResNet, a
     part the analysis does not hold as an object): it runs when `obj` runs, on `obj`'s device."""

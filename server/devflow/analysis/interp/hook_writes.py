@@ -1,9 +1,10 @@
 """Module hooks run outside the code that reads what they set. `m.register_forward_hook(self._hook)`
 (and the pre-hook / backward-hook registrations) makes torch call `_hook(module, inputs, output)` every time
 `m` runs, so an attribute the hook assigns on its own object (`self.hidden = output`) changes at each call of
-`m`, wherever that call is. The interpreter does not run hooks, so what the rest of the object's code last
-wrote there (`self.hidden = None` in `__init__`) is not what a read after `m(x)` sees: such an attribute is
-unknown for the rest of the run."""
+`m`, wherever that call is. Forward and pre-forward hooks of a module object the interpreter holds are run
+with the module's call (interp/forward_hooks.py); for the others (backward hooks, hooks on a receiver it does not
+hold), what the rest of the object's code last wrote there (`self.hidden = None` in `__init__`) is not what a read
+after `m(x)` sees: such an attribute is unknown for the rest of the run."""
 
 from __future__ import annotations
 
