@@ -438,3 +438,16 @@ def test_state_tensors_cast_by_the_load_or_a_load_onto_the_device_are_silent(hel
     if not held.startswith("Diagonal"):
         src = src.replace('state["pre"].update(p.grad)', "p.grad")
     assert _found(src) == []
+
+
+def test_the_discarded_step_leaves_the_real_steps_findings():
+    # the step run to learn what a checkpoint holds reports nothing, and hides nothing the real steps report:
+    # state made in the step without device= (DEV201) is found as without a resume
+    src = _src().replace('        for group in self.param_groups:\n            group["d_numerator"] = d_numerator\n',
+                         '        for group in self.param_groups:\n            group["d_numerator"] = d_numerator\n'
+                         '            for p in group["params"]:\n'
+                         '                self.state[p]["avg"] = self.state[p].get("avg", torch.zeros(p.shape))\n'
+                         '                self.state[p]["avg"].add_(p.grad)\n')
+    found = _found(src)
+    assert (_line(src, 'self.state[p]["avg"] = '), "DEV201") in found
+    assert (_line(src, "opt.load_state_dict("), "DEV202") in found

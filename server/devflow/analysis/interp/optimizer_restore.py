@@ -25,8 +25,9 @@ from devflow.analysis.interp.frames import FuncRef, span_of
 
 
 def restore_saved_groups(interp, node, opt: Obj, ckpt: Obj, frame, receiver: str | None = None) -> None:
-    """`receiver`: the optimizer's name where the load is (the call's receiver when the call is its
-    `load_state_dict`); "" when it has none there."""
+    """The project optimizer `opt` restored at `node` from the cpu-mapped checkpoint `ckpt`: its groups' tensors
+    and the objects in its state are on the cpu from now on. `receiver`: the optimizer's name where the load is
+    (by default the receiver of the `load_state_dict` call), "" where it has none there (no fix then)."""
     info = opt.cls
     step = info.method("step") if info is not None else None
     pg = opt.attrs.get("param_groups")
@@ -109,13 +110,15 @@ def _after_a_step(interp, node, opt: Obj, step, groups: list) -> tuple[list, dic
     entry.exact = True  # type: ignore[attr-defined]  # a parameter's state before its first step
     twin.attrs["state"] = Val("obj", obj=Obj("dict"), elem=Val("obj", obj=entry))
     entry.keys = dict(getattr(opt, "init_state", {}))
-    memo = interp.memo
-    interp.memo = dict(memo)  # calls run here must run again, with their findings, in the real steps
-    interp.add = _discard  # the saving run's step: nothing of it is reported
+    # the saving run's step: nothing of it is reported, and nothing of it stands in for the real steps (memoised
+    # calls, mixes already said, functions already visited all run or count again there)
+    saved = interp.memo, interp.mix_origins, interp.visited
+    interp.memo, interp.mix_origins, interp.visited = dict(saved[0]), set(saved[1]), set(saved[2])
+    interp.add = _discard
     try:
         interp.call_function(FuncRef(step[0], None, step[1], "method"), [], {}, Val("obj", obj=twin), node)
     finally:
-        interp.memo = memo
+        interp.memo, interp.mix_origins, interp.visited = saved
         del interp.add
     st = twin.attrs.get("state")
     return copies, dict(st.elem.obj.keys) if st is not None and st.elem is not None and st.elem.obj is not None else {}
