@@ -577,19 +577,17 @@ class Statements:
         if isinstance(value, ast.Call) and id(value) in self._interproc and id(value) not in self._passed_through:
             reason = f"returned by `{self.text(value.func)}()` at line {st.lineno}"
             org = Origin(span_of(st), reason, "returned")
-            if val.kind == "tensor" and val.origin is not None and (val.origin.kind in ("unknown-moved", "attr", "restored")
-                                                                    or val.origin.pinned or val.origin.local_device):
+            if val.kind == "tensor" and _set_where_made(val.origin, attr=True):
                 # maybe a module: keep what says so; a plain tensor attribute the module's move left behind
-                # (returned by a getter), state a module pins to the GPU, or an optimizer's group restored from a
-                # cpu checkpoint, is fixed where it is set, not returned
+                # (returned by a getter), state a module pins to the GPU, an optimizer's group restored from a
+                # cpu checkpoint, or a factory beside a device, is fixed where it is set, not returned
                 return val
             if val.kind == "tensor":  # (a BatchEncoding / graph batch stays one: its `.to()` moves it in place)
                 return Val("tensor", val.dev, org, scalar=val.scalar, dims=val.dims, batch=val.batch)
             if val.kind == "obj" and val.obj is not None and val.obj.kind == "tuple":
                 new = Obj("tuple", items=[Val("tensor", v.dev, org, scalar=v.scalar, dims=v.dims)
-                                          if v.kind == "tensor" and not (v.origin is not None and (v.origin.kind in ("unknown-moved", "restored")
-                                                                                                    or v.origin.pinned or v.origin.local_device))
-                                          else v for v in val.obj.items])
+                                          if v.kind == "tensor" and not _set_where_made(v.origin, attr=False) else v
+                                          for v in val.obj.items])
                 return Val("obj", obj=new)
         return val
 
@@ -1076,3 +1074,10 @@ def _holds_new_modules(child) -> bool:
     vals = [*child.items, *child.keys.values(), *(child.attrs[n] for n in child.children if n in child.attrs)]
     return bool(vals) and all(v.kind == "module" and v.obj is not None and v.obj.moved is None
                               and (v.obj.dev is None or v.obj.dev.is_cpu) for v in vals)
+
+
+def _set_where_made(origin: Origin | None, attr: bool) -> bool:
+    """A returned tensor whose origin stays where it was made (see `_reanchor`); `attr`: a plain tensor attribute
+    left behind by a module's move counts too (a tuple's items keep the call's anchor for it)."""
+    return origin is not None and (origin.kind in ("unknown-moved", "restored") or (attr and origin.kind == "attr")
+                                   or origin.pinned or bool(origin.local_device))
